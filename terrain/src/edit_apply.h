@@ -1,0 +1,53 @@
+#pragma once
+// Turning edit commands into new chunk contents: validation against the world's config, and a staging area that
+// holds the edited copy of every chunk an edit (or batch) touches until the World publishes them all.
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "vtp/terrain/chunk.h"
+#include "vtp/terrain/edit.h"
+#include "vtp/terrain/status.h"
+#include "vtp/terrain/world.h"
+
+namespace vtp::terrain {
+
+/// Checks one edit against the config; on success returns the voxel box it may touch (what the caps count).
+Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config);
+
+/// Edited copies of chunks, keyed by coordinate. Editor-thread only.
+class EditStaging {
+ public:
+  /// Reads a chunk's current published version (null = air); valid until the staging is published.
+  using ChunkSource = std::function<const Chunk*(ChunkCoord)>;
+  explicit EditStaging(ChunkSource source) : m_source(std::move(source)) {}
+
+  /// Applies a validated edit whose touched box is `touched` to the staged copies.
+  void apply(const EditCommand& edit, const VoxelBox& touched);
+
+  struct Staged {
+    const Chunk* original = nullptr;
+    std::array<Voxel, kChunkVolume> voxels;
+  };
+  /// Every touched chunk with its edited voxels, sorted by coordinate.
+  std::vector<std::pair<ChunkCoord, const Staged*>> sorted() const;
+
+  /// Voxels of the chunk that differ from its original, as a box in world voxels (empty if none).
+  static VoxelBox diffBox(ChunkCoord c, const Staged& staged);
+
+ private:
+  Staged& stage(ChunkCoord c);
+  // Visits every voxel of `box` chunk by chunk: fn(staged voxel, world coordinate).
+  template <class Fn>
+  void forEachVoxel(const VoxelBox& box, Fn&& fn);
+  struct KeyHash {
+    std::size_t operator()(const ChunkCoord& c) const;
+  };
+  ChunkSource m_source;
+  std::unordered_map<ChunkCoord, std::unique_ptr<Staged>, KeyHash> m_chunks;
+};
+
+}  // namespace vtp::terrain

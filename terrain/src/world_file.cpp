@@ -1,0 +1,394 @@
+// Loading and saving `.vtw` files; the layout is in world_format.h. Decoding treats every byte as untrusted: bounds
+// are checked before each read, inflation is capped at the exact payload size (zlib's 1032:1 worst case cannot
+// bite), and nothing reaches the World until the record has passed every check.
+#include "vtp/terrain/world_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "chunk_table.h"
+#include "epoch_domain.h"
+#include "world_format.h"
+
+namespace vtp::terrain {
+
+// Inserts decoded chunks into a fresh world, bypassing edits (the loader has validated them).
+class WorldLoader {
+ public:
+  static void adopt(World& world, ChunkCoord c, std::unique_ptr<const Chunk> chunk) {
+    world.m_table->publish(world.m_table->slotFor(c), std::move(chunk));
+  }
+};
+
+namespace {
+
+using Bytes = std::span<const std::uint8_t>;
+
+std::uint32_t crc32Of(Bytes bytes) {
+  return std::uint32_t(::crc32(::crc32(0L, Z_NULL, 0), bytes.data(), uInt(bytes.size())));
+}
+
+// --- Encoding ---
+
+class Writer {
+ public:
+  std::vector<std::uint8_t> bytes;
+  void u8(std::uint8_t v) { bytes.push_back(v); }
+  void u16(std::uint16_t v) { raw(&v, 2); }
+  void u32(std::uint32_t v) { raw(&v, 4); }
+  void u64(std::uint64_t v) { raw(&v, 8); }
+  void i32(std::int32_t v) { raw(&v, 4); }
+  void f32(float v) { raw(&v, 4); }
+  void f64(double v) { raw(&v, 8); }
+  void raw(const void* p, std::size_t n) {
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    bytes.insert(bytes.end(), b, b + n);  // x86-64 is little-endian, the file's byte order
+  }
+  template <class T>
+  void patch(std::size_t at, T v) { std::memcpy(bytes.data() + at, &v, sizeof v); }
+  void crcFrom(std::size_t start) { u32(crc32Of(Bytes(bytes).subspan(start))); }
+};
+
+void encodeRecord(Writer& w, ChunkCoord c, const Chunk& chunk) {
+  const std::size_t start = w.bytes.size();
+  w.i32(c.x);
+  w.i32(c.y);
+  w.i32(c.z);
+  if (chunk.isUniform()) {
+    w.u8(format::kKindUniform);
+    w.u8(chunk.uniformValue().material);
+    w.u8(chunk.uniformValue().occupancy);
+  } else {
+    std::array<std::uint8_t, format::kPayloadBytes> raw;
+    for (int i = 0; i < kChunkVolume; ++i) {
+      raw[i] = chunk.dense()[i].material;
+      raw[kChunkVolume + i] = chunk.dense()[i].occupancy;
+    }
+    std::array<std::uint8_t, 2048> packed;  // > compressBound(1024)
+    uLongf packed_len = packed.size();
+    // compress2 cannot fail here: the buffer exceeds compressBound and the level is valid.
+    ::compress2(packed.data(), &packed_len, raw.data(), raw.size(), format::kZlibLevel);
+    w.u8(format::kKindDeflate);
+    w.u32(std::uint32_t(packed_len));
+    w.raw(packed.data(), packed_len);
+  }
+  w.crcFrom(start);
+}
+
+// --- Decoding ---
+
+Error corrupt(std::uint64_t offset, const std::string& problem) {
+  return Error{ErrorCode::kCorrupt, "corrupt world file at byte " + std::to_string(offset) + ": " + problem, offset};
+}
+
+class Reader {
+ public:
+  explicit Reader(Bytes b) : m_b(b) {}
+  std::size_t pos() const { return m_pos; }
+  std::size_t left() const { return m_b.size() - m_pos; }
+  bool has(std::size_t n) const { return left() >= n; }
+  template <class T>
+  T get() {
+    T v;
+    std::memcpy(&v, m_b.data() + m_pos, sizeof v);
+    m_pos += sizeof v;
+    return v;
+  }
+  Bytes range(std::size_t from, std::size_t to) const { return m_b.subspan(from, to - from); }
+  Bytes take(std::size_t n) {
+    Bytes s = m_b.subspan(m_pos, n);
+    m_pos += n;
+    return s;
+  }
+
+ private:
+  Bytes m_b;
+  std::size_t m_pos = 0;
+};
+
+Result<WorldConfig> decodeHeader(Bytes bytes, const LoadOptions& options, std::size_t& header_len,
+                                 std::uint64_t& record_count) {
+  if (bytes.size() < format::kFixedHeaderBytes + 4) {
+    return corrupt(bytes.size(), "file is truncated (" + std::to_string(bytes.size()) + " bytes, shorter than a header)");
+  }
+  if (bytes.size() > options.max_file_bytes) return corrupt(0, "file is larger than the load limit");
+  Reader r(bytes);
+  if (std::memcmp(r.take(8).data(), format::kMagic, 8) != 0) return corrupt(0, "bad magic (not a vtp world file)");
+  const auto version = r.get<std::uint32_t>();
+  if (version != format::kVersion) {
+    return corrupt(8, "unsupported format version " + std::to_string(version) + " (this build reads 1)");
+  }
+  const auto h = r.get<std::uint32_t>();
+  if (h < format::kFixedHeaderBytes + 4 || h > format::kMaxHeaderBytes || h > bytes.size()) {
+    return corrupt(12, "header length " + std::to_string(h) + " is impossible for a " +
+                           std::to_string(bytes.size()) + "-byte file");
+  }
+  std::uint32_t stored_crc;
+  std::memcpy(&stored_crc, bytes.data() + h - 4, 4);
+  if (crc32Of(bytes.first(h - 4)) != stored_crc) return corrupt(h - 4, "header checksum mismatch");
+  const auto file_len = r.get<std::uint64_t>();
+  if (file_len != bytes.size()) {
+    return corrupt(16, "header says the file has " + std::to_string(file_len) + " bytes but it has " +
+                           std::to_string(bytes.size()) + (file_len > bytes.size() ? " (truncated)" : " (trailing bytes)"));
+  }
+  record_count = r.get<std::uint64_t>();
+  if (record_count > (bytes.size() - h) / format::kMinRecordBytes) {
+    return corrupt(24, "record count " + std::to_string(record_count) + " cannot fit in the file");
+  }
+  WorldConfig config;
+  config.voxel_size = r.get<double>();
+  config.materials = MaterialTable();
+  const auto count = r.get<std::uint16_t>();
+  if (count > 254) return corrupt(40, "material count " + std::to_string(count) + " is over 254");
+  int last_id = 1;
+  for (int i = 0; i < count; ++i) {
+    const std::size_t at = r.pos();
+    if (r.pos() + 2 > h - 4) return corrupt(at, "material table runs past the header");
+    const auto id = r.get<std::uint8_t>();
+    const auto len = r.get<std::uint8_t>();
+    if (r.pos() + len + 12 > h - 4) return corrupt(at, "material table runs past the header");
+    if (id <= last_id) return corrupt(at, "material ids not strictly increasing (id " + std::to_string(id) + ")");
+    last_id = id;
+    Material m;
+    const Bytes name = r.take(len);
+    m.name.assign(name.begin(), name.end());
+    m.friction = r.get<float>();
+    m.restitution = r.get<float>();
+    m.density = r.get<float>();
+    if (Status s = config.materials.define(id, m); !s) return corrupt(at, s.error().message);
+  }
+  if (r.pos() != h - 4) return corrupt(r.pos(), "header has unexplained bytes after the material table");
+  if (Status s = validateConfig(config); !s) return corrupt(32, s.error().message);
+  header_len = h;
+  return config;
+}
+
+bool chunkInRange(ChunkCoord c) {
+  auto ok = [](std::int32_t v) { return v >= kMinChunk && v <= kMaxChunk; };
+  return ok(c.x) && ok(c.y) && ok(c.z);
+}
+
+// One record's content problem (salvageable) or its chunk.
+struct RecordOutcome {
+  ChunkCoord coord;
+  std::unique_ptr<const Chunk> chunk;  // null with `problem` set when the record is bad
+  std::string problem;
+};
+
+// Framing errors (cannot find the next record) are returned as Error; content problems in RecordOutcome.
+Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials) {
+  const std::size_t start = r.pos();
+  if (!r.has(format::kRecordPrefixBytes)) return corrupt(start, "record is truncated");
+  RecordOutcome out;
+  out.coord.x = r.get<std::int32_t>();
+  out.coord.y = r.get<std::int32_t>();
+  out.coord.z = r.get<std::int32_t>();
+  const auto kind = r.get<std::uint8_t>();
+  std::size_t body = 0;
+  if (kind == format::kKindUniform) {
+    body = 2;
+  } else if (kind == format::kKindDeflate) {
+    if (!r.has(4)) return corrupt(r.pos(), "record is truncated");
+    const auto len = r.get<std::uint32_t>();
+    if (len > ::compressBound(format::kPayloadBytes)) {
+      return corrupt(r.pos() - 4, "payload length " + std::to_string(len) + " is over the bound for 1024 bytes");
+    }
+    body = len;
+  } else {
+    return corrupt(start + 12, "unknown record kind " + std::to_string(kind));
+  }
+  if (!r.has(body + 4)) return corrupt(r.pos(), "record is truncated");
+  const Bytes payload = r.take(body);
+  const std::size_t crc_at = r.pos();
+  const auto stored_crc = r.get<std::uint32_t>();
+  auto bad = [&](std::size_t at, std::string problem) {
+    out.problem = "byte " + std::to_string(at) + ": " + std::move(problem);
+    return std::move(out);
+  };
+  if (crc32Of(r.range(start, crc_at)) != stored_crc) {
+    return bad(crc_at, "record checksum mismatch");
+  }
+  if (!chunkInRange(out.coord)) return bad(start, "chunk coordinate outside the storage range");
+  if (kind == format::kKindUniform) {
+    const Voxel v{payload[0], payload[1]};
+    if (!isCanonical(v) || v == kAir) return bad(start + 13, "uniform chunk voxel is air or non-canonical");
+    if (!materials.contains(v.material)) return bad(start + 13, "undefined material " + std::to_string(v.material));
+    out.chunk = Chunk::makeUniform(1, v);
+    return out;
+  }
+  std::array<std::uint8_t, format::kPayloadBytes> raw;
+  uLongf raw_len = raw.size();
+  uLong src_len = payload.size();
+  const int rc = ::uncompress2(raw.data(), &raw_len, payload.data(), &src_len);
+  // Z_BUF_ERROR means more output was coming: an inflated size over 1024 is as corrupt as one under it.
+  if (rc != Z_OK || raw_len != raw.size() || src_len != payload.size()) {
+    return bad(start + 17, "payload does not inflate to exactly 1024 bytes");
+  }
+  std::array<Voxel, kChunkVolume> voxels;
+  bool all_equal = true;
+  for (int i = 0; i < kChunkVolume; ++i) {
+    voxels[i] = Voxel{raw[i], raw[kChunkVolume + i]};
+    if (!isCanonical(voxels[i])) return bad(start + 17, "non-canonical voxel " + std::to_string(i));
+    if (!materials.contains(voxels[i].material)) {
+      return bad(start + 17, "voxel " + std::to_string(i) + " has undefined material " + std::to_string(raw[i]));
+    }
+    all_equal = all_equal && voxels[i] == voxels[0];
+  }
+  if (all_equal) return bad(start + 17, "dense record holds a uniform chunk (non-canonical)");
+  out.chunk = Chunk::make(1, voxels);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encodeWorld(const World& world) {
+  const WorldSnapshot snap = world.snapshot();
+  Writer w;
+  w.raw(format::kMagic, 8);
+  w.u32(format::kVersion);
+  w.u32(0);  // header length, patched below
+  w.u64(0);  // file length, patched below
+  w.u64(snap.chunks().size());
+  w.f64(world.voxelSize());
+  const MaterialTable& mats = world.materials();
+  w.u16(std::uint16_t(mats.size() - 2));
+  for (int id = kFirstSolidMaterial; id < 256; ++id) {
+    if (!mats.contains(std::uint8_t(id))) continue;
+    const Material& m = mats[std::uint8_t(id)];
+    w.u8(std::uint8_t(id));
+    w.u8(std::uint8_t(m.name.size()));
+    w.raw(m.name.data(), m.name.size());
+    w.f32(m.friction);
+    w.f32(m.restitution);
+    w.f32(m.density);
+  }
+  w.patch(12, std::uint32_t(w.bytes.size() + 4));
+  const std::size_t header_crc_at = w.bytes.size();
+  w.u32(0);  // header CRC, computed once the file length is known
+  for (const WorldSnapshot::Entry& e : snap.chunks()) encodeRecord(w, e.coord, *e.chunk);
+  w.patch(16, std::uint64_t(w.bytes.size()));
+  w.patch(header_crc_at, crc32Of(Bytes(w.bytes).first(header_crc_at)));
+  return std::move(w.bytes);
+}
+
+Result<LoadedWorld> decodeWorld(Bytes bytes, const LoadOptions& options) {
+  std::size_t header_len = 0;
+  std::uint64_t record_count = 0;
+  Result<WorldConfig> config = decodeHeader(bytes, options, header_len, record_count);
+  if (!config) return config.error();
+  Result<std::unique_ptr<World>> world = World::create(std::move(config.value()));
+  if (!world) return world.error();
+  LoadedWorld loaded{std::move(world.value()), {}};
+  Reader r(bytes);
+  r.take(header_len);
+  bool have_last = false;
+  ChunkCoord last{};
+  for (std::uint64_t i = 0; i < record_count; ++i) {
+    const std::size_t start = r.pos();
+    Result<RecordOutcome> rec = decodeRecord(r, loaded.world->materials());
+    if (!rec) return rec.error();
+    if (!rec->problem.empty()) {
+      if (!options.salvage) return corrupt(start, "chunk record " + std::to_string(i) + ": " + rec->problem);
+      loaded.bad_chunks.push_back({rec->coord, start, rec->problem});
+      continue;
+    }
+    if (have_last && !(last < rec->coord)) {
+      const std::string what = last == rec->coord ? "duplicate chunk" : "chunk records out of order";
+      if (!options.salvage) return corrupt(start, what + " at record " + std::to_string(i));
+      loaded.bad_chunks.push_back({rec->coord, start, what});
+      continue;
+    }
+    have_last = true;
+    last = rec->coord;
+    WorldLoader::adopt(*loaded.world, rec->coord, std::move(rec->chunk));
+  }
+  if (r.left() != 0) return corrupt(r.pos(), std::to_string(r.left()) + " trailing bytes after the last record");
+  return loaded;
+}
+
+Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadOptions& options) {
+  auto io = [&](const char* what) {
+    return Error{ErrorCode::kIo, std::string(what) + " " + path.string() + ": " + std::strerror(errno), {}};
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io("cannot open");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const Error e = io("cannot stat");
+    ::close(fd);
+    return e;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error{ErrorCode::kIo, path.string() + " is not a regular file", {}};
+  }
+  if (std::uint64_t(st.st_size) > options.max_file_bytes) {
+    ::close(fd);
+    return Error{ErrorCode::kCorrupt, path.string() + " is larger than the load limit", {}};
+  }
+  std::vector<std::uint8_t> bytes(std::size_t(st.st_size));
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const Error e = io("cannot read");
+      ::close(fd);
+      return e;
+    }
+    got += std::size_t(n);
+  }
+  ::close(fd);
+  return decodeWorld(bytes, options);
+}
+
+Status saveWorldFile(const World& world, const std::filesystem::path& path) {
+  const std::vector<std::uint8_t> bytes = encodeWorld(world);
+  static std::atomic<std::uint64_t> counter{0};
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path tmp =
+      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  auto fail = [&](const char* what, bool unlink_tmp) {
+    const Error e{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(errno), {}};
+    if (unlink_tmp) ::unlink(tmp.c_str());
+    return e;
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot create temp file", false);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      Error e = fail("write failed", true);
+      ::close(fd);
+      return e;
+    }
+    done += std::size_t(n);
+  }
+  if (::fsync(fd) != 0) {
+    Error e = fail("fsync failed", true);
+    ::close(fd);
+    return e;
+  }
+  if (::close(fd) != 0) return fail("close failed", true);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename failed", true);
+  // The rename is durable only once the directory entry is.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return fail("cannot open directory", false);
+  const int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return fail("directory fsync failed", false);
+  return {};
+}
+
+}  // namespace vtp::terrain
