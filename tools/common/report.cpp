@@ -1,0 +1,39 @@
+#include "report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "build_info.h"
+
+namespace vtp::tools {
+
+nlohmann::json machineInfo() {
+  std::string cpu = "unknown";
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      if (auto colon = line.find(':'); colon != std::string::npos) cpu = line.substr(colon + 2);
+      break;
+    }
+  }
+  return {{"cpu", cpu}, {"cores", std::thread::hardware_concurrency()}};
+}
+
+nlohmann::json buildInfo() {
+  return {{"compiler", VTP_BUILD_COMPILER}, {"flags", VTP_BUILD_FLAGS}, {"type", VTP_BUILD_TYPE}};
+}
+
+Status writeJson(const nlohmann::json& report, const std::string& path) {
+  const std::string text = report.dump(2) + "\n";
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return {};
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) return Error{ErrorCode::kIo, "cannot write " + path, {}};
+  return {};
+}
+
+}  // namespace vtp::tools

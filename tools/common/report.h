@@ -1,0 +1,20 @@
+#pragma once
+// JSON report helpers shared by the tools (CONVENTIONS "JSON reports"): the machine and build sections every report
+// carries, and writing a report to a path or stdout.
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "vtp/terrain/status.h"
+
+namespace vtp::tools {
+
+/// {"cpu": "<model name>", "cores": N}
+nlohmann::json machineInfo();
+/// {"compiler": "...", "flags": "...", "type": "Release"}
+nlohmann::json buildInfo();
+/// Writes `report` (pretty-printed) to `path`, or stdout when path is "-". kIo on failure.
+Status writeJson(const nlohmann::json& report, const std::string& path);
+
+}  // namespace vtp::tools
