@@ -1,14 +1,344 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
+#include <random>
+
 #include "support/random_world.h"
 #include "vtp/terrain/world.h"
 
 using namespace vtp::terrain;
+using vtp::ErrorCode;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The coverage level CONVENTIONS prescribes for a sphere at voxel v (brute force, written out independently).
+int sphereLevel(Vec3d c, double r, VoxelCoord v) {
+  const double dx = v.x + 0.5 - c.x, dy = v.y + 0.5 - c.y, dz = v.z + 0.5 - c.z;
+  const double cov = std::clamp(0.5 + r - std::sqrt(dx * dx + dy * dy + dz * dz), 0.0, 1.0);
+  return int(std::lround(255.0 * cov));
+}
+
+}  // namespace
 
 TEST_CASE("World") {
   auto world = vtp::test::makeWorld();
-  SUBCASE("a new world is all air") {
+
+  SUBCASE("a new world is all air and stores nothing") {
     CHECK(world->voxel({0, 0, 0}) == kAir);
+    CHECK(world->voxel({-(kStorageLimit - 1), 0, kStorageLimit - 1}) == kAir);
     CHECK(world->stats().stored_chunks == 0);
+  }
+
+  SUBCASE("a filled box reads back inside and leaves its border untouched") {
+    const VoxelBox box{{-5, -3, 6}, {4, 9, 17}};
+    REQUIRE(world->fillBox(box, 2).ok());
+    for (std::int32_t z = box.min.z - 1; z <= box.max.z; ++z) {
+      for (std::int32_t y = box.min.y - 1; y <= box.max.y; ++y) {
+        for (std::int32_t x = box.min.x - 1; x <= box.max.x; ++x) {
+          const Voxel expected = box.contains({x, y, z}) ? Voxel{2, 255} : kAir;
+          REQUIRE(world->voxel({x, y, z}) == expected);
+        }
+      }
+    }
+  }
+
+  SUBCASE("an edit reports the changed box, the changed chunks in order, and bumps their versions") {
+    auto r = world->fillBox({{-1, 0, 0}, {1, 1, 1}}, 3);
+    REQUIRE(r.ok());
+    CHECK(r->changed == VoxelBox{{-1, 0, 0}, {1, 1, 1}});
+    REQUIRE(r->chunks.size() == 2);
+    CHECK(r->chunks[0] == ChunkCoord{-1, 0, 0});
+    CHECK(r->chunks[1] == ChunkCoord{0, 0, 0});
+    CHECK(world->chunkVersion({-1, 0, 0}) == 1);
+    CHECK(world->chunkVersion({0, 0, 0}) == 1);
+    // Filling the same material again changes nothing: no chunks, no version bump.
+    auto again = world->fillBox({{-1, 0, 0}, {1, 1, 1}}, 3);
+    REQUIRE(again.ok());
+    CHECK(again->chunks.empty());
+    CHECK(again->changed.empty());
+    CHECK(world->chunkVersion({0, 0, 0}) == 1);
+  }
+
+  SUBCASE("voxel -1 lies in chunk -1 (floor division at negative coordinates)") {
+    REQUIRE(world->setVoxel({-1, -1, -1}, {2, 200}).ok());
+    auto guard = world->read();
+    const Chunk* c = world->chunk(guard, {-1, -1, -1});
+    REQUIRE(c != nullptr);
+    CHECK(c->at(7, 7, 7) == Voxel{2, 200});
+    CHECK(world->chunk(guard, {0, 0, 0}) == nullptr);
+  }
+
+  SUBCASE("sphere fill follows the coverage rule at the rim") {
+    const Vec3d c{3.3, -2.7, 0.4};
+    const double r = 4.6;
+    REQUIRE(world->fillSphere(c, r, 4).ok());
+    int partial = 0;
+    for (std::int32_t z = -8; z < 8; ++z) {
+      for (std::int32_t y = -10; y < 6; ++y) {
+        for (std::int32_t x = -4; x < 11; ++x) {
+          const int level = sphereLevel(c, r, {x, y, z});
+          const Voxel expected = level == 0 ? kAir : Voxel{4, std::uint8_t(level)};
+          REQUIRE(world->voxel({x, y, z}) == expected);
+          partial += level > 0 && level < 255;
+        }
+      }
+    }
+    CHECK(partial > 50);  // the rim really is fractional
+  }
+
+  SUBCASE("fill meets existing voxels as CONVENTIONS says") {
+    REQUIRE(world->setVoxel({0, 0, 0}, {kWaterMaterial, 200}).ok());
+    REQUIRE(world->setVoxel({1, 0, 0}, {2, 100}).ok());
+    REQUIRE(world->setVoxel({2, 0, 0}, {3, 100}).ok());
+    REQUIRE(world->fillBox({{0, 0, 0}, {3, 1, 1}}, 3).ok());
+    CHECK(world->voxel({0, 0, 0}) == Voxel{3, 255});  // solid c >= 128 displaces water
+    CHECK(world->voxel({1, 0, 0}) == Voxel{2, 255});  // fill does not repaint another solid
+    CHECK(world->voxel({2, 0, 0}) == Voxel{3, 255});  // same material: max occupancy
+    // Water poured over a solid leaves it alone; over air it fills.
+    REQUIRE(world->fillBox({{0, 0, 0}, {4, 1, 1}}, kWaterMaterial).ok());
+    CHECK(world->voxel({0, 0, 0}) == Voxel{3, 255});
+    CHECK(world->voxel({3, 0, 0}) == Voxel{kWaterMaterial, 255});
+  }
+
+  SUBCASE("a thin solid does not displace water") {
+    REQUIRE(world->setVoxel({0, 0, 0}, {kWaterMaterial, 255}).ok());
+    // A sphere whose rim covers voxel 0 by less than half: c < 128.
+    REQUIRE(world->fillSphere({0.5, 0.5, -3.7}, 3.5, 2).ok());
+    const Voxel v = world->voxel({0, 0, 0});
+    CHECK(v.material == kWaterMaterial);
+  }
+
+  SUBCASE("clear lowers occupancy and turns emptied voxels into air, removing empty chunks") {
+    REQUIRE(world->fillBox({{0, 0, 0}, {8, 8, 8}}, 2).ok());
+    CHECK(world->stats().stored_chunks == 1);
+    CHECK(world->stats().uniform_chunks == 1);
+    REQUIRE(world->clearSphere({4, 4, 4}, 2.2).ok());
+    CHECK(world->voxel({4, 4, 4}) == kAir);
+    CHECK(world->stats().dense_chunks == 1);
+    REQUIRE(world->clearBox({{0, 0, 0}, {8, 8, 8}}).ok());
+    CHECK(world->stats().stored_chunks == 0);
+    CHECK(world->chunkVersion({0, 0, 0}) == 3);  // the version survives the chunk becoming air
+  }
+
+  SUBCASE("an edited chunk that becomes uniform again is compacted") {
+    REQUIRE(world->fillBox({{0, 0, 0}, {8, 8, 8}}, 2).ok());
+    REQUIRE(world->setVoxel({3, 3, 3}, {5, 255}).ok());
+    CHECK(world->stats().dense_chunks == 1);
+    REQUIRE(world->setVoxel({3, 3, 3}, {2, 255}).ok());
+    CHECK(world->stats().dense_chunks == 0);
+    CHECK(world->stats().uniform_chunks == 1);
+  }
+
+  SUBCASE("paint changes solid voxels only and keeps occupancy") {
+    REQUIRE(world->setVoxel({0, 0, 0}, {2, 140}).ok());
+    REQUIRE(world->setVoxel({1, 0, 0}, {kWaterMaterial, 90}).ok());
+    REQUIRE(world->paintSphere({1, 0.5, 0.5}, 3, 5).ok());
+    CHECK(world->voxel({0, 0, 0}) == Voxel{5, 140});
+    CHECK(world->voxel({1, 0, 0}) == Voxel{kWaterMaterial, 90});
+    CHECK(world->voxel({2, 0, 0}) == kAir);
+  }
+
+  SUBCASE("replace swaps one material for another inside the box only") {
+    REQUIRE(world->fillBox({{0, 0, 0}, {4, 1, 1}}, 2).ok());
+    REQUIRE(world->replace({{1, 0, 0}, {3, 1, 1}}, 2, 4).ok());
+    CHECK(world->voxel({0, 0, 0}) == Voxel{2, 255});
+    CHECK(world->voxel({1, 0, 0}) == Voxel{4, 255});
+    CHECK(world->voxel({2, 0, 0}) == Voxel{4, 255});
+    CHECK(world->voxel({3, 0, 0}) == Voxel{2, 255});
+  }
+
+  SUBCASE("cylinder covers its radius and its height") {
+    REQUIRE(world->fillCylinder({0, 0, 0}, 3, 10, 3).ok());
+    CHECK(world->voxel({0, 4, 0}) == Voxel{3, 255});   // centres 4.5 and -4.5 lie half a voxel inside the caps
+    CHECK(world->voxel({0, -5, 0}) == Voxel{3, 255});
+    CHECK(world->voxel({0, 5, 0}) == kAir);
+    CHECK(world->voxel({0, -6, 0}) == kAir);
+    CHECK(world->voxel({1, 0, 0}) == Voxel{3, 255});
+    // Radial rim: centre (2.5, 0.5) lies sqrt(6.5) from the axis.
+    const auto rim = std::uint8_t(std::lround(255.0 * (0.5 + 3.0 - std::sqrt(6.5))));
+    CHECK(world->voxel({2, 0, 0}) == Voxel{3, rim});
+    CHECK(world->voxel({4, 0, 0}) == kAir);
+  }
+
+  SUBCASE("writeRegion and readBox round-trip through chunk borders and negative coordinates") {
+    std::mt19937_64 rng(7);
+    const VoxelBox box{{-13, -9, -20}, {5, 3, 1}};
+    std::vector<Voxel> in(std::size_t(box.volume()));
+    for (Voxel& v : in) v = vtp::test::randomVoxel(rng);
+    REQUIRE(world->writeRegion(box, in).ok());
+    std::vector<Voxel> out(in.size());
+    REQUIRE(world->readBox(box, out).ok());
+    CHECK(out == in);
+  }
+
+  SUBCASE("readBox matches voxel-by-voxel reads on random worlds and boxes") {
+    std::mt19937_64 rng(11);
+    vtp::test::randomEdits(*world, {{-40, -40, -40}, {40, 40, 40}}, 120, rng);
+    for (int i = 0; i < 200; ++i) {
+      auto pick = [&](int span) { return std::int32_t(rng() % std::uint64_t(span)) - span / 2; };
+      const VoxelCoord lo{pick(80), pick(80), pick(80)};
+      const VoxelBox box{lo, {lo.x + 1 + pick(24) + 12, lo.y + 1 + pick(24) + 12, lo.z + 1 + pick(24) + 12}};
+      std::vector<Voxel> out(std::size_t(box.volume()));
+      REQUIRE(world->readBox(box, out).ok());
+      REQUIRE(out == vtp::test::voxelsOneByOne(*world, box));
+    }
+    // The 10^3 box of a chunk (chunk + 1-voxel apron) and the 12^3 box.
+    for (int i = 0; i < 50; ++i) {
+      const ChunkCoord c{std::int32_t(rng() % 10) - 5, std::int32_t(rng() % 10) - 5, std::int32_t(rng() % 10) - 5};
+      for (int apron : {1, 2}) {
+        const VoxelCoord o = chunkOrigin(c);
+        const VoxelBox box{{o.x - apron, o.y - apron, o.z - apron}, {o.x + 8 + apron, o.y + 8 + apron, o.z + 8 + apron}};
+        std::vector<Voxel> out(std::size_t(box.volume()));
+        REQUIRE(world->readBox(box, out).ok());
+        REQUIRE(out == vtp::test::voxelsOneByOne(*world, box));
+      }
+    }
+  }
+
+  SUBCASE("readBox at the edge of storage reads air beyond it") {
+    const std::int32_t edge = kStorageLimit - 1;
+    REQUIRE(world->setVoxel({edge, edge, edge}, {2, 255}).ok());
+    const VoxelBox box{{edge - 1, edge - 1, edge - 1}, {edge + 2, edge + 2, edge + 2}};
+    std::vector<Voxel> out(27);
+    REQUIRE(world->readBox(box, out).ok());
+    CHECK(out == vtp::test::voxelsOneByOne(*world, box));
+    CHECK(out[1 + 3 * (1 + 3 * 1)] == Voxel{2, 255});
+  }
+
+  SUBCASE("listeners receive one event per changed chunk with its version and changed box") {
+    std::vector<ChangeEvent> seen;
+    Subscription sub = world->subscribe([&](std::span<const ChangeEvent> events) {
+      seen.insert(seen.end(), events.begin(), events.end());
+    });
+    REQUIRE(world->fillBox({{6, 0, 0}, {10, 2, 1}}, 2).ok());
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0].chunk == ChunkCoord{0, 0, 0});
+    CHECK(seen[0].changed == VoxelBox{{6, 0, 0}, {8, 2, 1}});
+    CHECK(seen[0].version == 1);
+    CHECK(seen[1].chunk == ChunkCoord{1, 0, 0});
+    CHECK(seen[1].changed == VoxelBox{{8, 0, 0}, {10, 2, 1}});
+    sub.reset();
+    REQUIRE(world->fillBox({{0, 5, 0}, {1, 6, 1}}, 2).ok());
+    CHECK(seen.size() == 2);  // unsubscribed: no more calls
+  }
+
+  SUBCASE("a subscription may outlive its world") {
+    Subscription sub = world->subscribe([](std::span<const ChangeEvent>) {});
+    world.reset();
+    sub.reset();
+    CHECK(true);  // reaching here without a use-after-free (ASan) is the assertion
+  }
+
+  SUBCASE("a batch applies all its edits, later ones seeing earlier ones") {
+    std::vector<EditCommand> batch;
+    batch.push_back(ShapeEdit{BoxShape{{0, 0, 0}, {4, 4, 4}}, EditOp::kFill, 2});
+    batch.push_back(ShapeEdit{BoxShape{{1, 1, 1}, {3, 3, 3}}, EditOp::kClear, 0});
+    batch.push_back(ReplaceEdit{{{0, 0, 0}, {1, 4, 4}}, 2, 6});
+    auto r = world->apply(batch);
+    REQUIRE(r.ok());
+    CHECK(world->voxel({2, 2, 2}) == kAir);
+    CHECK(world->voxel({0, 2, 2}) == Voxel{6, 255});
+    CHECK(world->voxel({3, 3, 3}) == Voxel{2, 255});
+  }
+}
+
+TEST_CASE("World rejects bad edits and changes nothing") {
+  auto world = vtp::test::makeWorld();
+  std::mt19937_64 rng(3);
+  vtp::test::randomEdits(*world, {{-20, -20, -20}, {20, 20, 20}}, 40, rng);
+  const std::uint64_t before = vtp::test::contentHash(*world);
+  int listener_calls = 0;
+  Subscription sub = world->subscribe([&](std::span<const ChangeEvent>) { ++listener_calls; });
+
+  auto rejects = [&](const EditCommand& edit, ErrorCode code) {
+    auto r = world->apply(edit);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == code);
+    CHECK_FALSE(r.error().message.empty());
+    CHECK(r.error().message.find('\n') == std::string::npos);
+  };
+  const Vec3d origin{0, 0, 0};
+  SUBCASE("non-finite numbers") {
+    rejects(ShapeEdit{SphereShape{{kNaN, 0, 0}, 3}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{SphereShape{origin, kInf}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{SphereShape{origin, kNaN}, EditOp::kClear, 0}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{BoxShape{{0, 0, 0}, {kInf, 1, 1}}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{CylinderShape{origin, 2, kNaN}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{CylinderShape{{0, -kInf, 0}, 2, 3}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+  }
+  SUBCASE("radius at or below zero, or over the cap") {
+    rejects(ShapeEdit{SphereShape{origin, 0}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{SphereShape{origin, -1}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{SphereShape{origin, 64.5}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ShapeEdit{SphereShape{origin, 1e30}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ShapeEdit{CylinderShape{origin, 65, 2}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ShapeEdit{CylinderShape{origin, 2, 0}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+  }
+  SUBCASE("volume over the cap") {
+    rejects(ShapeEdit{BoxShape{{0, 0, 0}, {1024, 1024, 8}}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ShapeEdit{CylinderShape{origin, 60, 1e6}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ReplaceEdit{{{-2000, -2000, -2000}, {2000, 2000, 2000}}, 2, 3}, ErrorCode::kLimitExceeded);
+    std::vector<EditCommand> batch(5, ShapeEdit{BoxShape{{0, 0, 0}, {256, 256, 64}}, EditOp::kFill, 2});
+    auto r = world->apply(batch);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::kLimitExceeded);
+  }
+  SUBCASE("coordinates outside storage") {
+    rejects(ShapeEdit{SphereShape{{double(kStorageLimit), 0, 0}, 2}, EditOp::kFill, 2}, ErrorCode::kOutOfRange);
+    rejects(ShapeEdit{SphereShape{{0, -1e300, 0}, 2}, EditOp::kFill, 2}, ErrorCode::kOutOfRange);
+    rejects(SetVoxelEdit{{kStorageLimit, 0, 0}, {2, 255}}, ErrorCode::kOutOfRange);
+    rejects(SetVoxelEdit{{0, std::numeric_limits<std::int32_t>::min(), 0}, {2, 255}}, ErrorCode::kOutOfRange);
+    rejects(ReplaceEdit{{{kStorageLimit - 1, 0, 0}, {kStorageLimit + 1, 1, 1}}, 2, 3}, ErrorCode::kOutOfRange);
+  }
+  SUBCASE("unknown or unusable materials") {
+    rejects(ShapeEdit{SphereShape{origin, 2}, EditOp::kFill, 77}, ErrorCode::kUnknownMaterial);
+    rejects(ShapeEdit{SphereShape{origin, 2}, EditOp::kPaint, 200}, ErrorCode::kUnknownMaterial);
+    rejects(ShapeEdit{SphereShape{origin, 2}, EditOp::kFill, kAirMaterial}, ErrorCode::kInvalidArgument);
+    rejects(ShapeEdit{SphereShape{origin, 2}, EditOp::kPaint, kWaterMaterial}, ErrorCode::kInvalidArgument);
+    rejects(SetVoxelEdit{{0, 0, 0}, {99, 255}}, ErrorCode::kUnknownMaterial);
+    rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, kAirMaterial, 2}, ErrorCode::kInvalidArgument);
+    rejects(WriteRegionEdit{{{0, 0, 0}, {2, 1, 1}}, {Voxel{2, 255}, Voxel{42, 255}}}, ErrorCode::kUnknownMaterial);
+  }
+  SUBCASE("malformed boxes and regions") {
+    rejects(ShapeEdit{BoxShape{{0, 0, 0}, {0, 4, 4}}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);
+    rejects(ReplaceEdit{{{3, 0, 0}, {1, 1, 1}}, 2, 3}, ErrorCode::kInvalidArgument);
+    rejects(WriteRegionEdit{{{0, 0, 0}, {2, 2, 2}}, std::vector<Voxel>(7)}, ErrorCode::kInvalidArgument);
+  }
+  SUBCASE("a batch with one bad edit applies none of them") {
+    std::vector<EditCommand> batch;
+    batch.push_back(ShapeEdit{SphereShape{{1, 1, 1}, 5}, EditOp::kFill, 2});
+    batch.push_back(ShapeEdit{SphereShape{{kNaN, 1, 1}, 5}, EditOp::kFill, 2});
+    auto r = world->apply(batch);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.rfind("edit 1:", 0) == 0);
+  }
+  CHECK(vtp::test::contentHash(*world) == before);
+  CHECK(listener_calls == 0);
+}
+
+TEST_CASE("World creation") {
+  SUBCASE("rejects bad configs") {
+    WorldConfig c;
+    c.voxel_size = 0;
+    CHECK_FALSE(World::create(c).ok());
+    c.voxel_size = kNaN;
+    CHECK_FALSE(World::create(c).ok());
+    c = WorldConfig{};
+    c.limits.max_radius = -1;
+    CHECK_FALSE(World::create(c).ok());
+    c = WorldConfig{};
+    c.limits.max_batch_voxels = 10;
+    CHECK(World::create(c).error().code == ErrorCode::kInvalidArgument);
+  }
+  SUBCASE("honours configured caps") {
+    WorldConfig c;
+    c.limits.max_radius = 4;
+    auto world = vtp::test::makeWorld(c);
+    CHECK(world->fillSphere({0, 0, 0}, 4, 2).ok());
+    CHECK(world->fillSphere({0, 0, 0}, 4.01, 2).error().code == ErrorCode::kLimitExceeded);
   }
 }
