@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "epoch_domain.h"
 
