@@ -2,10 +2,8 @@
 // (CONVENTIONS "Determinism and builds"), then hands over to the tool. Only C library calls here.
 #include <cstdio>
 
+#include "tool.h"
 #include "vtp/terrain/cpu.h"
-
-extern const char* const kToolName;
-int toolMain(int argc, char** argv);
 
 int main(int argc, char** argv) {
   if (!vtp::cpuSupported()) {

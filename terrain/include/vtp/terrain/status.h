@@ -61,6 +61,7 @@ class [[nodiscard]] Result {
   T* operator->() noexcept { return &value(); }
   const T* operator->() const noexcept { return &value(); }
   T& operator*() & noexcept { return value(); }
+  const T& operator*() const& noexcept { return value(); }
   /// Precondition: !ok().
   const Error& error() const noexcept { return *std::get_if<1>(&m_v); }
   Status status() const { return ok() ? Status{} : Status{error()}; }

@@ -1,0 +1,101 @@
+#include "terrain_bench.h"
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "timing.h"
+#include "vtp/terrain/world_file.h"
+
+namespace vtp::tools {
+namespace {
+
+using namespace vtp::terrain;
+
+// Boxes of chunk + `apron` voxels on every side, one per chunk in `chunks`.
+std::vector<VoxelBox> apronBoxes(const std::vector<ChunkCoord>& chunks, int apron) {
+  std::vector<VoxelBox> boxes;
+  for (ChunkCoord c : chunks) {
+    const VoxelCoord o = chunkOrigin(c);
+    boxes.push_back({{o.x - apron, o.y - apron, o.z - apron},
+                     {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}});
+  }
+  return boxes;
+}
+
+// Median ns per readBox over the boxes, in batches of at least 1000 calls (cycling through the boxes).
+double readBoxNs(const World& world, const std::vector<VoxelBox>& boxes) {
+  const std::size_t n = std::max<std::size_t>(1000, boxes.size());
+  std::vector<Voxel> out(std::size_t(boxes.front().volume()));
+  std::uint64_t sink = 0;
+  const double ns = medianNsPerCall(
+      [&](std::size_t calls) {
+        for (std::size_t i = 0; i < calls; ++i) {
+          (void)world.readBox(boxes[i % boxes.size()], out);
+          sink += out[i % out.size()].occupancy;
+        }
+      },
+      n);
+  return ns + double(sink & 0) ;
+}
+
+// The naive gather a mesher would otherwise do: World::voxel per voxel. A reference row.
+double naiveGatherNs(const World& world, const std::vector<VoxelBox>& boxes) {
+  std::uint64_t sink = 0;
+  const std::size_t n = std::min<std::size_t>(boxes.size(), 2000);
+  const double ns = medianNsPerCall(
+      [&](std::size_t calls) {
+        for (std::size_t i = 0; i < calls; ++i) {
+          const VoxelBox& b = boxes[i % boxes.size()];
+          for (std::int32_t z = b.min.z; z < b.max.z; ++z)
+            for (std::int32_t y = b.min.y; y < b.max.y; ++y)
+              for (std::int32_t x = b.min.x; x < b.max.x; ++x) sink += world.voxel({x, y, z}).occupancy;
+        }
+      },
+      n);
+  return ns + double(sink & 0);
+}
+
+}  // namespace
+
+Result<nlohmann::json> benchTerrain(const std::filesystem::path& path, std::uint64_t seed) {
+  Result<LoadedWorld> loaded = loadWorldFile(path);
+  if (!loaded) return loaded.error();
+  const World& world = *loaded->world;
+  const double load_ms = medianMs([&] { (void)loadWorldFile(path); });
+
+  std::vector<ChunkCoord> all, dense;
+  {
+    auto guard = world.read();
+    world.forEachChunk(guard, [&](ChunkCoord c, const Chunk& chunk) {
+      all.push_back(c);
+      if (!chunk.isUniform()) dense.push_back(c);
+    });
+  }
+  if (all.empty()) return Error{ErrorCode::kInvalidArgument, "world has no stored chunks to measure", {}};
+  // A fixed order independent of the hash map's layout, shuffled so successive boxes are not neighbours in memory.
+  std::sort(all.begin(), all.end());
+  std::sort(dense.begin(), dense.end());
+  std::mt19937_64 rng(seed);
+  std::shuffle(all.begin(), all.end(), rng);
+  std::shuffle(dense.begin(), dense.end(), rng);
+  if (dense.empty()) dense = all;
+
+  const WorldStats stats = world.stats();
+  nlohmann::json j;
+  j["world"] = path.string();
+  j["stored_chunks"] = stats.stored_chunks;
+  j["uniform_chunks"] = stats.uniform_chunks;
+  j["dense_chunks"] = stats.dense_chunks;
+  j["load_ms"] = load_ms;
+  j["memory_bytes"] = stats.chunk_bytes + stats.table_bytes;
+  j["memory_per_stored_chunk_bytes"] = double(stats.chunk_bytes + stats.table_bytes) / double(stats.stored_chunks);
+  j["read_box"]["box10_median_ns"] = readBoxNs(world, apronBoxes(dense, 1));
+  j["read_box"]["box10_all_chunks_median_ns"] = readBoxNs(world, apronBoxes(all, 1));
+  j["read_box"]["box12_median_ns"] = readBoxNs(world, apronBoxes(dense, 2));
+  j["read_box"]["box10_naive_voxel_loop_ns"] = naiveGatherNs(world, apronBoxes(dense, 1));
+  j["read_box"]["target_box10_ns"] = 500;
+  return j;
+}
+
+}  // namespace vtp::tools

@@ -1,0 +1,20 @@
+#pragma once
+// Timing rules of CONVENTIONS "Benchmarks": single thread, median of 3 repetitions, calls under 1 us timed in batches
+// of at least 1000 between two clock reads, with the clock's own overhead subtracted.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+
+namespace vtp::tools {
+
+/// Nanoseconds one steady_clock::now() pair costs (median of many), to subtract from each batch.
+double clockOverheadNs();
+
+/// Times `batch(n)` running n calls; returns ns per call, median of `reps` repetitions. [Unit: ns]
+double medianNsPerCall(const std::function<void(std::size_t)>& batch, std::size_t calls_per_batch, int reps = 3);
+
+/// Wall time of one call, median of `reps`. [Unit: ms]
+double medianMs(const std::function<void()>& fn, int reps = 3);
+
+}  // namespace vtp::tools
