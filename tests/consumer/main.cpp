@@ -1,0 +1,45 @@
+// README "Using vtp in your server": load a world, edit it, save it.
+#include <cstdio>
+
+#include <vtp/terrain/world.h>
+#include <vtp/terrain/world_file.h>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s IN.vtw OUT.vtw\n", argv[0]);
+    return 2;
+  }
+  using namespace vtp::terrain;
+
+  // Load (validates everything; a damaged file is an error, never a partial world).
+  auto loaded = loadWorldFile(argv[1]);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "load failed: %s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  World& world = *loaded->world;
+
+  // Listen for changes (the physics module does this to keep its masks and colliders current).
+  Subscription sub = world.subscribe([](std::span<const ChangeEvent> events) {
+    std::printf("%zu chunk(s) changed\n", events.size());
+  });
+
+  // A player digs a crater and builds a dirt pillar. Bad input comes back as an error and changes nothing.
+  auto dig = world.clearSphere({10.0, 4.0, -6.0}, 5.0);
+  auto build = world.fillCylinder({-20.0, 8.0, 12.0}, 2.0, 12.0, *world.materials().find("dirt"));
+  auto bad = world.fillSphere({0.0, 0.0, 0.0}, 1e9, 2);
+  if (!dig.ok() || !build.ok() || bad.ok()) return 1;
+  std::printf("rejected: %s\n", bad.error().message.c_str());
+
+  // Read what a mesher needs: a chunk plus a 1-voxel apron, 10^3 voxels.
+  std::vector<Voxel> box(1000);
+  if (!world.readBox({{-1, -1, -1}, {9, 9, 9}}, box).ok()) return 1;
+
+  // Save atomically: the old file or the new one survives a crash, never a torn one.
+  if (auto saved = saveWorldFile(world, argv[2]); !saved.ok()) {
+    std::fprintf(stderr, "save failed: %s\n", saved.error().message.c_str());
+    return 1;
+  }
+  std::printf("saved %s\n", argv[2]);
+  return 0;
+}
