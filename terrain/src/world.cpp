@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "chunk_table.h"
 #include "edit_apply.h"
@@ -19,6 +22,37 @@ struct World::EditState {
 
 // Boxes passed to readBox must stay this far inside int32 so chunk arithmetic cannot overflow. [Unit: voxel]
 static constexpr std::int32_t kReadLimit = 1 << 30;
+
+namespace {
+
+// Copies 1..32 bytes with two fixed-size, possibly overlapping moves (the usual small-memcpy technique): plain loads
+// and stores instead of a libc call, never touching a byte outside [dst, dst + bytes).
+inline void copySmall(unsigned char* d, const unsigned char* s, std::size_t bytes) {
+  auto pair = [&](auto word) {
+    using W = decltype(word);
+    W a, b;
+    std::memcpy(&a, s, sizeof(W));
+    std::memcpy(&b, s + bytes - sizeof(W), sizeof(W));
+    std::memcpy(d, &a, sizeof(W));
+    std::memcpy(d + bytes - sizeof(W), &b, sizeof(W));
+  };
+  struct W16 {
+    unsigned char b[16];
+  };
+  if (bytes >= 16) {
+    pair(W16{});
+  } else if (bytes >= 8) {
+    pair(std::uint64_t{});
+  } else if (bytes >= 4) {
+    pair(std::uint32_t{});
+  } else if (bytes >= 2) {
+    pair(std::uint16_t{});
+  } else {
+    *d = *s;
+  }
+}
+
+}  // namespace
 
 // --- Subscription ----------------------------------------------------------------------------------------------------
 
@@ -121,30 +155,82 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
   }
   ReadGuard guard = read();
   const ChunkTable::Table& table = m_table->current();
-  const std::size_t sx = std::size_t(box.max.x - box.min.x), sy = std::size_t(box.max.y - box.min.y);
+  const std::size_t sx = std::size_t(box.max.x - box.min.x);
+  const std::size_t sxy = sx * std::size_t(box.max.y - box.min.y);
   const ChunkCoord lo = chunkOf(box.min), hi = chunkOf({box.max.x - 1, box.max.y - 1, box.max.z - 1});
-  for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
-    for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
-      for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
-        const ChunkCoord c{cx, cy, cz};
-        const ChunkTable::Slot* slot = ChunkTable::find(table, c);
-        const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
-        const VoxelBox sub = intersect(box, chunkBox(c));
-        const VoxelCoord o = chunkOrigin(c);
-        const std::size_t row = std::size_t(sub.max.x - sub.min.x);
-        // Whole rows at a time: a row of one chunk is contiguous in both layouts.
-        for (std::int32_t z = sub.min.z; z < sub.max.z; ++z) {
-          for (std::int32_t y = sub.min.y; y < sub.max.y; ++y) {
-            Voxel* dst = out.data() + (std::size_t(sub.min.x - box.min.x) +
-                                       sx * (std::size_t(y - box.min.y) + sy * std::size_t(z - box.min.z)));
-            if (chunk && !chunk->isUniform()) {
-              const Voxel* src = chunk->dense().data() + chunkIndex(sub.min.x - o.x, y - o.y, z - o.z);
-              std::copy_n(src, row, dst);
-            } else {
-              std::fill_n(dst, row, chunk ? chunk->uniformValue() : kAir);
-            }
+
+  // One row of chunks along x at a time: each chunk gives every output row one segment of 1..8 voxels, moved with
+  // fixed-size loads and stores (copySmall). A uniform (or missing) chunk reads an 8-voxel pattern with zero strides,
+  // so dense and uniform chunks share the inner loop. The 3-chunk case (10^3 and 12^3 boxes) is unrolled.
+  struct Segment {
+    const unsigned char* src;
+    std::size_t y_stride, z_stride, bytes, dst;  // [Unit: byte]
+    Voxel pattern[kChunkSize];
+  };
+  constexpr std::size_t kStackChunks = 8;
+  const std::size_t chunks_x = std::size_t(hi.x - lo.x + 1);
+  std::vector<Segment> heap_segments;
+  Segment stack_segments[kStackChunks];
+  Segment* segments = stack_segments;
+  if (chunks_x > kStackChunks) {
+    heap_segments.resize(chunks_x);
+    segments = heap_segments.data();
+  }
+  const std::size_t row_bytes = sx * sizeof(Voxel);
+  // kEdge > 0: exactly three segments of kEdge, 16 and kEdge bytes (a chunk with a 1- or 2-voxel apron), so every
+  // move has a compile-time size; kEdge == 0: any segments.
+  auto copyRows = [&](auto edge, unsigned char* plane, std::int32_t ny, std::int32_t nz) {
+    constexpr std::size_t kEdge = decltype(edge)::value;
+    for (std::int32_t z = 0; z < nz; ++z, plane += sxy * sizeof(Voxel)) {
+      unsigned char* row = plane;
+      for (std::int32_t y = 0; y < ny; ++y, row += row_bytes) {
+        const std::size_t off[3] = {std::size_t(y) * segments[0].y_stride + std::size_t(z) * segments[0].z_stride,
+                                    std::size_t(y) * segments[1].y_stride + std::size_t(z) * segments[1].z_stride,
+                                    std::size_t(y) * segments[2].y_stride + std::size_t(z) * segments[2].z_stride};
+        if constexpr (kEdge > 0) {
+          std::memcpy(row, segments[0].src + off[0], kEdge);
+          std::memcpy(row + kEdge, segments[1].src + off[1], 16);
+          std::memcpy(row + kEdge + 16, segments[2].src + off[2], kEdge);
+        } else {
+          for (std::size_t i = 0; i < chunks_x; ++i) {
+            const Segment& seg = segments[i];
+            copySmall(row + seg.dst, seg.src + std::size_t(y) * seg.y_stride + std::size_t(z) * seg.z_stride, seg.bytes);
           }
         }
+      }
+    }
+  };
+  for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
+    const std::int32_t z0 = std::max(box.min.z, cz * kChunkSize), z1 = std::min(box.max.z, cz * kChunkSize + kChunkSize);
+    for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
+      const std::int32_t y0 = std::max(box.min.y, cy * kChunkSize), y1 = std::min(box.max.y, cy * kChunkSize + kChunkSize);
+      for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
+        Segment& seg = segments[cx - lo.x];
+        const std::int32_t x0 = std::max(box.min.x, cx * kChunkSize), x1 = std::min(box.max.x, cx * kChunkSize + kChunkSize);
+        const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
+        const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
+        seg.bytes = std::size_t(x1 - x0) * sizeof(Voxel);
+        seg.dst = std::size_t(x0 - box.min.x) * sizeof(Voxel);
+        if (chunk && !chunk->isUniform()) {
+          seg.src = reinterpret_cast<const unsigned char*>(
+              chunk->dense().data() + chunkIndex(x0 - cx * kChunkSize, y0 - cy * kChunkSize, z0 - cz * kChunkSize));
+          seg.y_stride = kChunkSize * sizeof(Voxel);
+          seg.z_stride = kChunkSize * kChunkSize * sizeof(Voxel);
+        } else {
+          std::fill_n(seg.pattern, kChunkSize, chunk ? chunk->uniformValue() : kAir);
+          seg.src = reinterpret_cast<const unsigned char*>(seg.pattern);
+          seg.y_stride = seg.z_stride = 0;
+        }
+      }
+      auto* plane = reinterpret_cast<unsigned char*>(out.data() + sx * std::size_t(y0 - box.min.y) +
+                                                     sxy * std::size_t(z0 - box.min.z));
+      const bool apron_box = chunks_x == 3 && segments[1].bytes == 16 && segments[0].bytes == segments[2].bytes;
+      if (apron_box && segments[0].bytes == 2) {
+        copyRows(std::integral_constant<std::size_t, 2>{}, plane, y1 - y0, z1 - z0);
+      } else if (apron_box && segments[0].bytes == 4) {
+        copyRows(std::integral_constant<std::size_t, 4>{}, plane, y1 - y0, z1 - z0);
+      } else {
+        copyRows(std::integral_constant<std::size_t, 0>{}, plane, y1 - y0, z1 - z0);
       }
     }
   }

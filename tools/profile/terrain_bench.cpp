@@ -76,10 +76,10 @@ Result<nlohmann::json> benchTerrain(const std::filesystem::path& path, std::uint
   // A fixed order independent of the hash map's layout, shuffled so successive boxes are not neighbours in memory.
   std::sort(all.begin(), all.end());
   std::sort(dense.begin(), dense.end());
-  std::mt19937_64 rng(seed);
-  std::shuffle(all.begin(), all.end(), rng);
-  std::shuffle(dense.begin(), dense.end(), rng);
   if (dense.empty()) dense = all;
+  std::vector<ChunkCoord> shuffled = dense;
+  std::mt19937_64 rng(seed);
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
 
   const WorldStats stats = world.stats();
   nlohmann::json j;
@@ -91,6 +91,8 @@ Result<nlohmann::json> benchTerrain(const std::filesystem::path& path, std::uint
   j["memory_bytes"] = stats.chunk_bytes + stats.table_bytes;
   j["memory_per_stored_chunk_bytes"] = double(stats.chunk_bytes + stats.table_bytes) / double(stats.stored_chunks);
   j["read_box"]["box10_median_ns"] = readBoxNs(world, apronBoxes(dense, 1));
+  j["read_box"]["box10_hot_ns"] = readBoxNs(world, apronBoxes({dense.front()}, 1));
+  j["read_box"]["box10_shuffled_ns"] = readBoxNs(world, apronBoxes(shuffled, 1));
   j["read_box"]["box10_all_chunks_median_ns"] = readBoxNs(world, apronBoxes(all, 1));
   j["read_box"]["box12_median_ns"] = readBoxNs(world, apronBoxes(dense, 2));
   j["read_box"]["box10_naive_voxel_loop_ns"] = naiveGatherNs(world, apronBoxes(dense, 1));
