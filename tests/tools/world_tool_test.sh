@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# vtp-world run on real files (tests/tools/world.cmake registers one ctest per scenario).
+#   world_tool_test.sh SCENARIO VTP_WORLD FIXTURE_DIR [README]
+# Every world is made in a fresh temporary directory from the committed empty default world
+# (FIXTURE_DIR/empty.vtw) with `vtp-world edit`, so nothing depends on other tools.
+set -u
+
+scenario=$1
+# Absolute paths: the scenarios run inside their own temporary directory.
+tool=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+fixtures=$(cd "$3" && pwd)
+readme=${4:+$(cd "$(dirname "$4")" && pwd)/$(basename "$4")}
+empty=$fixtures/empty.vtw
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/vtp_world_test.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+failures=0
+fail() {
+  echo "FAIL [$scenario]: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run EXPECTED_EXIT ARGS...: runs the tool (60 s limit: a hang is a failure) with stdout/stderr in out.txt/err.txt.
+run() {
+  local expected=$1
+  shift
+  timeout 60 "$tool" "$@" >out.txt 2>err.txt
+  local code=$?
+  if [ "$code" -ne "$expected" ]; then
+    fail "vtp-world $* exited $code, expected $expected; stderr: $(head -c 400 err.txt)"
+    return 1
+  fi
+  return 0
+}
+
+# Exactly one line on stderr, starting with "vtp-world: ".
+one_error_line() {
+  local lines
+  lines=$(wc -l <err.txt)
+  if [ "$lines" -ne 1 ] || ! grep -q '^vtp-world: ' err.txt; then
+    fail "$1: expected one 'vtp-world: ' line on stderr, got $lines: $(head -c 400 err.txt)"
+  fi
+}
+
+# flip FILE OFFSET: inverts one byte in place.
+flip() {
+  local byte
+  byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  printf "$(printf '\\%03o' $((byte ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+size_of() { wc -c <"$1" | tr -d ' '; }
+
+# A small world with dense and uniform chunks, water and every default solid, at negative coordinates too.
+make_world() {
+  cat >make.txt <<'EOF'
+# a hill, a pond and a few details
+box fill min=-16,-8,-16 max=16,0,16 material=rock
+sphere fill center=0,0,0 radius=7.5 material=dirt     # the hill
+sphere paint center=0,4,0 radius=4 material=grass
+cylinder fill center=9,2,-9 radius=3 height=4 material=water
+cylinder clear center=-9,-2,9 radius=2.5 height=4
+replace from=rock to=ore min=-4,-8,-4 max=4,-4,4
+voxel set at=20,20,20 material=sand occupancy=200
+voxel set at=-1,-1,-1 material=rock occupancy=0
+EOF
+  run 0 edit "$empty" world.vtw --script make.txt || exit 1
+}
+
+case $scenario in
+  help)
+    run 0 --help && grep -q 'Usage:' out.txt || fail "--help printed no usage"
+    for sub in info check copy edit; do
+      run 0 "$sub" --help && grep -q "vtp-world $sub" out.txt || fail "$sub --help printed no usage"
+    done
+    ;;
+
+  usage)
+    make_world
+    run 2 && one_error_line "no subcommand"
+    run 2 frobnicate world.vtw && one_error_line "unknown subcommand"
+    run 2 info && one_error_line "info without FILE"
+    run 2 info world.vtw extra && one_error_line "info with an extra argument"
+    run 2 info world.vtw --bogus && one_error_line "unknown flag"
+    run 2 check && one_error_line "check without FILE"
+    run 2 copy world.vtw && one_error_line "copy without OUT"
+    run 2 edit world.vtw out.vtw && one_error_line "edit without --script"
+    run 2 edit world.vtw out.vtw --script && one_error_line "--script without a value"
+    [ -e out.vtw ] && fail "a usage error created OUT"
+    ;;
+
+  check_good)
+    run 0 check "$empty" || true
+    make_world
+    run 0 check world.vtw && grep -q 'ok' out.txt || fail "check printed no OK line"
+    [ -s err.txt ] && fail "check on a good file wrote to stderr"
+    run 0 check world.vtw --salvage
+    ;;
+
+  check_corrupt)
+    make_world
+    size=$(size_of world.vtw)
+    # One flipped byte anywhere — magic, header fields, material table, a record, the last CRC byte — is caught.
+    for offset in 0 9 17 33 50 $((size / 2)) $((size - 5)) $((size - 1)); do
+      cp world.vtw flipped.vtw
+      flip flipped.vtw "$offset"
+      run 1 check flipped.vtw && one_error_line "flipped byte at $offset"
+    done
+    # And at 64 seeded random offsets, and files cut at 16 seeded random lengths.
+    RANDOM=1
+    for _ in $(seq 64); do
+      offset=$((RANDOM % size))
+      cp world.vtw flipped.vtw
+      flip flipped.vtw "$offset"
+      run 1 check flipped.vtw && one_error_line "flipped byte at $offset"
+    done
+    for _ in $(seq 16); do
+      length=$((RANDOM % size))
+      head -c "$length" world.vtw >cut.vtw
+      run 1 check cut.vtw && one_error_line "file cut to $length bytes"
+    done
+    head -c $((size - 1)) world.vtw >truncated.vtw
+    run 1 check truncated.vtw && one_error_line "truncated file"
+    { cat world.vtw; printf 'x'; } >longer.vtw
+    run 1 check longer.vtw && one_error_line "trailing byte"
+    : >empty_file.vtw
+    run 1 check empty_file.vtw && one_error_line "empty file"
+    head -c 4096 /dev/urandom >random.vtw
+    run 1 check random.vtw && one_error_line "random bytes"
+    run 1 check does_not_exist.vtw && one_error_line "missing file"
+    mkdir a_directory
+    run 1 check a_directory && one_error_line "directory"
+    mkfifo a_fifo
+    run 1 check a_fifo && one_error_line "fifo"
+    ;;
+
+  salvage)
+    make_world
+    size=$(size_of world.vtw)
+    cp world.vtw damaged.vtw
+    flip damaged.vtw $((size - 1))  # the last record's CRC: that chunk is bad, the rest is sound
+    run 1 check damaged.vtw --salvage
+    grep -q '^vtp-world: bad chunk ' err.txt || fail "check --salvage listed no bad chunk: $(cat err.txt)"
+    run 0 copy --salvage damaged.vtw salvaged.vtw
+    grep -q '^vtp-world: bad chunk ' err.txt || fail "copy --salvage listed no bad chunk"
+    run 0 check salvaged.vtw
+    run 1 copy damaged.vtw not_written.vtw && one_error_line "copy without --salvage"
+    [ -e not_written.vtw ] && fail "copy of a damaged file created OUT"
+    ;;
+
+  copy_identical)
+    make_world
+    run 0 copy world.vtw copy.vtw
+    cmp -s world.vtw copy.vtw || fail "copy output differs from its input"
+    run 0 copy "$empty" empty_copy.vtw
+    cmp -s "$empty" empty_copy.vtw || fail "copy of the empty fixture differs from it"
+    ;;
+
+  edit)
+    make_world
+    # Same input and script, same bytes.
+    run 0 edit "$empty" again.vtw --script=make.txt
+    cmp -s world.vtw again.vtw || fail "the same script gave different files"
+    run 0 check world.vtw
+    run 0 info world.vtw --json info.json
+    grep -q '"stored": [1-9]' info.json || fail "info reports no stored chunks"
+    grep -q '"water": [1-9]' info.json || fail "info reports no water voxels"
+    grep -q '"ore": [1-9]' info.json || fail "info reports no ore voxels"
+    grep -q '"cpu":' info.json || fail "info JSON has no machine.cpu"
+    grep -q '"compiler":' info.json || fail "info JSON has no build.compiler"
+    grep -q '"flags":' info.json || fail "info JSON has no build.flags"
+    run 0 info world.vtw --json=-
+    grep -q '"file_bytes": '"$(size_of world.vtw)" out.txt || fail "info --json=- has the wrong file_bytes"
+    # An edit script that changes nothing still writes OUT, identical to IN.
+    printf '# nothing\n\n' >nothing.txt
+    run 0 edit world.vtw unchanged.vtw --script nothing.txt
+    cmp -s world.vtw unchanged.vtw || fail "an empty script changed the world"
+    # A value that begins with '-' is still the flag's value.
+    printf 'sphere clear center=0,0,0 radius=3\n' >-dash.txt
+    run 0 edit world.vtw dug.vtw --script -dash.txt
+    cmp -s world.vtw dug.vtw && fail "a clear changed nothing"
+    # The script may come from stdin.
+    timeout 60 "$tool" edit world.vtw piped.vtw --script - <-dash.txt >/dev/null 2>err.txt || fail "--script - failed"
+    cmp -s dug.vtw piped.vtw || fail "the script from stdin gave a different world"
+    ;;
+
+  edit_rejects)
+    make_world
+    # A parse error names its line; nothing is written.
+    printf '# header\nbox fill min=0,0,0 max=1,1,1 material=rock\nsphere fill center=0,0,0 radius=2 material=granite\n' >bad_material.txt
+    run 1 edit world.vtw out1.vtw --script bad_material.txt && one_error_line "bad material"
+    grep -q "^vtp-world: 3: unknown material 'granite'" err.txt || fail "bad material: wrong message $(cat err.txt)"
+    [ -e out1.vtw ] && fail "a bad script line created OUT"
+    printf 'box fill min=0,0,0 max=1,1,1 material=rock\nsphere fill center=0,0,0 radius=nan material=rock\n' >nan.txt
+    run 1 edit world.vtw out2.vtw --script nan.txt && one_error_line "nan"
+    grep -q '^vtp-world: 2: ' err.txt || fail "nan: no line number: $(cat err.txt)"
+    [ -e out2.vtw ] && fail "a nan radius created OUT"
+    printf 'sphere clear center=0,0,0 radius=2 material=rock\n' >clear_material.txt
+    run 1 edit world.vtw out3.vtw --script clear_material.txt && one_error_line "material on clear"
+    grep -q '^vtp-world: 1: sphere clear takes no material' err.txt || fail "material on clear: $(cat err.txt)"
+    # An edit that parses but that the world rejects (over the radius cap) names its line too.
+    printf 'box fill min=0,0,0 max=1,1,1 material=rock\n\n\nsphere fill center=0,0,0 radius=65 material=rock\n' >cap.txt
+    run 1 edit world.vtw out4.vtw --script cap.txt && one_error_line "radius cap"
+    grep -q '^vtp-world: 4: ' err.txt || fail "radius cap: no line number: $(cat err.txt)"
+    [ -e out4.vtw ] && fail "a rejected edit created OUT"
+    # An existing OUT is left as it was.
+    cp world.vtw keep.vtw
+    run 1 edit "$empty" keep.vtw --script cap.txt
+    cmp -s world.vtw keep.vtw || fail "a rejected script changed an existing OUT"
+    # A missing script or input world is invalid data, not a usage error.
+    run 1 edit world.vtw out5.vtw --script no_such_script.txt && one_error_line "missing script"
+    run 1 edit no_such_world.vtw out6.vtw --script cap.txt && one_error_line "missing world"
+    ;;
+
+  readme_example)
+    # The first code block of README "Edit scripts" is a script that applies cleanly to an empty world.
+    awk '/<!-- edit-script -->/ { section = 1 } section && /^```/ { if (inside) exit; inside = 1; next } inside' \
+      "$readme" >example.txt
+    [ -s example.txt ] || fail "no example script found in $readme"
+    run 0 edit "$empty" example.vtw --script example.txt
+    grep -q 'applied 9 edit' out.txt || fail "the README example is not 9 edits: $(cat out.txt)"
+    ;;
+
+  *)
+    fail "unknown scenario"
+    ;;
+esac
+
+exit $((failures > 0))

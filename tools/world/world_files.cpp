@@ -1,0 +1,70 @@
+// Helpers every vtp-world subcommand shares: loading a world file safely, listing salvaged chunks, and the common
+// part of the JSON reports.
+#include <cstdio>
+#include <system_error>
+
+#include "cli.h"
+#include "commands.h"
+#include "report.h"
+
+namespace vtp::tools::world {
+
+Result<terrain::LoadedWorld> loadWorld(const std::filesystem::path& path, bool salvage) {
+  // The loader opens before it checks the file type, and opening a FIFO blocks until a writer appears: refuse
+  // anything that is not a regular file first, so `check` cannot hang whatever path it is given.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    return Error{ErrorCode::kIo, "cannot open " + path.string() + ": no such file", {}};
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    return Error{ErrorCode::kIo, path.string() + " is not a regular file", {}};
+  }
+  terrain::LoadOptions options;
+  options.salvage = salvage;
+  return terrain::loadWorldFile(path, options);
+}
+
+void printBadChunks(const std::vector<terrain::BadChunk>& bad_chunks) {
+  for (const terrain::BadChunk& b : bad_chunks) {
+    std::fprintf(stderr, "%s: bad chunk %d,%d,%d at byte %llu replaced by air: %s\n", kToolName, b.coord.x, b.coord.y,
+                 b.coord.z, static_cast<unsigned long long>(b.byte_offset), b.problem.c_str());
+  }
+}
+
+nlohmann::json badChunksJson(const std::vector<terrain::BadChunk>& bad_chunks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const terrain::BadChunk& b : bad_chunks) {
+    out.push_back({{"chunk", {b.coord.x, b.coord.y, b.coord.z}}, {"byte_offset", b.byte_offset}, {"problem", jsonText(b.problem)}});
+  }
+  return out;
+}
+
+nlohmann::json reportHeader(const char* command) {
+  return {{"tool", kToolName}, {"command", command}, {"machine", machineInfo()}, {"build", buildInfo()}};
+}
+
+int writeReport(const nlohmann::json& report, const std::string& path) {
+  if (path.empty()) return kExitOk;
+  if (Status s = writeJson(report, path); !s) return fail(kToolName, s.error());
+  return kExitOk;
+}
+
+std::string jsonText(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return text;
+  } catch (const nlohmann::json::exception&) {
+    std::string out = text;
+    for (char& ch : out) {
+      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
+    }
+    return out;
+  }
+}
+
+void addJsonOption(CLI::App& command, std::string& path) {
+  command.add_option("--json", path, "Also write a JSON report to PATH ('-' = stdout)")->option_text("PATH");
+}
+
+}  // namespace vtp::tools::world
