@@ -91,6 +91,10 @@ Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config
   if (const auto* e = std::get_if<ReplaceEdit>(&edit)) {
     if (Status s = checkMaterial(e->from, config, true, "replace 'from'"); !s) return s.error();
     if (Status s = checkMaterial(e->to, config, true, "replace 'to'"); !s) return s.error();
+    // Occupancy means "how solid" for solids and "how full" for water; swapping across kinds would reinterpret it.
+    if (isSolidMaterial(e->from) != isSolidMaterial(e->to)) {
+      return invalid("replace cannot turn water into a solid or a solid into water (use fill and clear)");
+    }
     if (Status s = checkBox(e->box, config); !s) return s.error();
     return e->box;
   }

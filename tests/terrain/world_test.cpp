@@ -301,6 +301,8 @@ TEST_CASE("World rejects bad edits and changes nothing") {
     rejects(ShapeEdit{SphereShape{origin, 2}, EditOp::kPaint, kWaterMaterial}, ErrorCode::kInvalidArgument);
     rejects(SetVoxelEdit{{0, 0, 0}, {99, 255}}, ErrorCode::kUnknownMaterial);
     rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, kAirMaterial, 2}, ErrorCode::kInvalidArgument);
+    rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, 2, kWaterMaterial}, ErrorCode::kInvalidArgument);
+    rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, kWaterMaterial, 3}, ErrorCode::kInvalidArgument);
     rejects(WriteRegionEdit{{{0, 0, 0}, {2, 1, 1}}, {Voxel{2, 255}, Voxel{42, 255}}}, ErrorCode::kUnknownMaterial);
   }
   SUBCASE("malformed boxes and regions") {

@@ -54,7 +54,7 @@ struct ShapeEdit {
   std::uint8_t material = 0;  ///< kFill: water or a defined solid; kPaint: a defined solid; kClear: ignored.
 };
 /// Swap material `from` for `to` in every voxel of a box whose material is `from` (occupancy kept). Both must be
-/// defined solids, or `from` may be water and `to` water (a no-op); air is never replaced.
+/// defined solids (or both water, a no-op); air is never replaced, and water and solids are never swapped.
 struct ReplaceEdit {
   VoxelBox box;
   std::uint8_t from = 0, to = 0;

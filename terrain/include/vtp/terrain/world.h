@@ -13,7 +13,7 @@
 /// - A read that spans several chunks is not a snapshot of the whole world: an edit may land between two chunks of
 ///   one readBox. Use snapshot() for a consistent whole-world view (saving does).
 /// - Listeners run on the editing thread, inside the edit call, after the new versions are visible. A listener must
-///   not edit the world or drop its own Subscription (it would deadlock); it may read.
+///   not edit the world, subscribe, or drop any Subscription of this world (it would deadlock); it may read.
 /// - Destroying the World requires that no other thread is using it or any ReadGuard/WorldSnapshot of it.
 
 #include <cstdint>
