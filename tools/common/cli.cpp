@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <vector>
@@ -23,11 +24,38 @@ std::optional<std::vector<std::int32_t>> parseInts(const std::string& text) {
   return std::nullopt;
 }
 
+// Long names of every option, in `app` and its subcommands, that takes a value.
+void valueFlags(const CLI::App& app, std::vector<std::string>& out) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_items_expected_min() == 0 || opt->get_positional()) continue;
+    for (const std::string& name : opt->get_lnames()) out.push_back("--" + name);
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) valueFlags(*sub, out);
+}
+
+// CONVENTIONS: the argument after a flag that takes a value is always its value, even when it begins with '-'.
+// CLI11 would read `--script -edits.txt` as two flags, so such pairs become `--flag=value` before parsing.
+std::vector<std::string> joinFlagValues(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> flags;
+  valueFlags(app, flags);
+  std::vector<std::string> out;
+  bool positional_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    positional_only = positional_only || arg == "--";
+    const bool takes_value = !positional_only && i + 1 < argc && std::find(flags.begin(), flags.end(), arg) != flags.end();
+    out.push_back(takes_value ? arg + "=" + argv[++i] : arg);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = joinFlagValues(app, argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes the vector reversed
+    app.parse(args);
   } catch (const CLI::CallForHelp&) {
     std::fputs(app.help().c_str(), stdout);
     return kExitOk;
