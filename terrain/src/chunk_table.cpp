@@ -16,14 +16,6 @@ ChunkTable::~ChunkTable() {
   delete t;
 }
 
-const ChunkTable::Slot* ChunkTable::find(const Table& table, ChunkCoord c) {
-  for (std::size_t i = hash(c) & table.mask;; i = (i + 1) & table.mask) {
-    const Slot& s = table.slots[i];
-    if (s.used.load(std::memory_order_acquire) == 0) return nullptr;
-    if (s.key == c) return &s;
-  }
-}
-
 ChunkTable::Slot& ChunkTable::slotFor(ChunkCoord c) {
   if (const Slot* s = find(current(), c)) return const_cast<Slot&>(*s);
   Table* t = m_current.load(std::memory_order_relaxed);

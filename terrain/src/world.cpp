@@ -181,17 +181,27 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
   // move has a compile-time size; kEdge == 0: any segments.
   auto copyRows = [&](auto edge, unsigned char* plane, std::int32_t ny, std::int32_t nz) {
     constexpr std::size_t kEdge = decltype(edge)::value;
-    for (std::int32_t z = 0; z < nz; ++z, plane += sxy * sizeof(Voxel)) {
-      unsigned char* row = plane;
-      for (std::int32_t y = 0; y < ny; ++y, row += row_bytes) {
-        const std::size_t off[3] = {std::size_t(y) * segments[0].y_stride + std::size_t(z) * segments[0].z_stride,
-                                    std::size_t(y) * segments[1].y_stride + std::size_t(z) * segments[1].z_stride,
-                                    std::size_t(y) * segments[2].y_stride + std::size_t(z) * segments[2].z_stride};
-        if constexpr (kEdge > 0) {
-          std::memcpy(row, segments[0].src + off[0], kEdge);
-          std::memcpy(row + kEdge, segments[1].src + off[1], 16);
-          std::memcpy(row + kEdge + 16, segments[2].src + off[2], kEdge);
-        } else {
+    // Byte stores may alias anything whose address escaped, so the strides are copied into locals first.
+    const std::size_t row_step = row_bytes, plane_step = sxy * sizeof(Voxel);
+    if constexpr (kEdge > 0) {
+      // Source pointers advance by their strides: no index maths per row.
+      const unsigned char *s0 = segments[0].src, *s1 = segments[1].src, *s2 = segments[2].src;
+      const std::size_t y0 = segments[0].y_stride, y1 = segments[1].y_stride, y2 = segments[2].y_stride;
+      for (std::int32_t z = 0; z < nz; ++z, plane += plane_step) {
+        const unsigned char *r0 = s0 + std::size_t(z) * segments[0].z_stride;
+        const unsigned char *r1 = s1 + std::size_t(z) * segments[1].z_stride;
+        const unsigned char *r2 = s2 + std::size_t(z) * segments[2].z_stride;
+        unsigned char* row = plane;
+        for (std::int32_t y = 0; y < ny; ++y, row += row_step, r0 += y0, r1 += y1, r2 += y2) {
+          std::memcpy(row, r0, kEdge);
+          std::memcpy(row + kEdge, r1, 16);
+          std::memcpy(row + kEdge + 16, r2, kEdge);
+        }
+      }
+    } else {
+      for (std::int32_t z = 0; z < nz; ++z, plane += plane_step) {
+        unsigned char* row = plane;
+        for (std::int32_t y = 0; y < ny; ++y, row += row_step) {
           for (std::size_t i = 0; i < chunks_x; ++i) {
             const Segment& seg = segments[i];
             copySmall(row + seg.dst, seg.src + std::size_t(y) * seg.y_stride + std::size_t(z) * seg.z_stride, seg.bytes);

@@ -17,7 +17,7 @@ int toolMain(int argc, char** argv) {
   std::uint64_t seed = 1;
   app.add_option("WORLD", world_path, "World file (.vtw)")->required();
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
-  app.add_option("--seed", seed, "Seed for the order boxes are measured in");
+  app.add_option("--seed", seed, "Seed for the order boxes are measured in")->check(CLI::NonNegativeNumber);
   if (auto code = parseArgs(app, argc, argv)) return *code;
 
   auto terrain = benchTerrain(world_path, seed);
