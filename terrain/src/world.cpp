@@ -210,6 +210,29 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       }
     }
   };
+  // Small boxes (the 10^3 and 12^3 ones): look every chunk up first and prefetch its voxels, so the cache misses of
+  // up to 27 chunks overlap instead of stalling one segment at a time.
+  constexpr std::size_t kPrefetchChunks = 27;
+  const Chunk* prefetched[kPrefetchChunks];
+  const std::size_t chunk_count = chunks_x * std::size_t(hi.y - lo.y + 1) * std::size_t(hi.z - lo.z + 1);
+  const bool use_prefetched = chunk_count <= kPrefetchChunks;
+  if (use_prefetched) {
+    std::size_t n = 0;
+    for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
+      for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
+        for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
+          const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
+          const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
+          prefetched[n++] = chunk;
+          if (chunk && !chunk->isUniform()) {
+            const char* data = reinterpret_cast<const char*>(chunk->dense().data());
+            for (std::size_t line = 0; line < sizeof(Voxel) * kChunkVolume; line += 64) __builtin_prefetch(data + line);
+          }
+        }
+      }
+    }
+  }
+  std::size_t next_chunk = 0;
   for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
     const std::int32_t z0 = std::max(box.min.z, cz * kChunkSize), z1 = std::min(box.max.z, cz * kChunkSize + kChunkSize);
     for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
@@ -217,8 +240,12 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
         Segment& seg = segments[cx - lo.x];
         const std::int32_t x0 = std::max(box.min.x, cx * kChunkSize), x1 = std::min(box.max.x, cx * kChunkSize + kChunkSize);
-        const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
-        const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
+        const Chunk* chunk = nullptr;
+        if (use_prefetched) {
+          chunk = prefetched[next_chunk++];
+        } else if (const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz})) {
+          chunk = slot->chunk.load(std::memory_order_seq_cst);
+        }
         seg.bytes = std::size_t(x1 - x0) * sizeof(Voxel);
         seg.dst = std::size_t(x0 - box.min.x) * sizeof(Voxel);
         if (chunk && !chunk->isUniform()) {
