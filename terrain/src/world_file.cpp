@@ -86,6 +86,23 @@ void encodeRecord(Writer& w, ChunkCoord c, const Chunk& chunk) {
 
 // --- Decoding ---
 
+// Messages are one printable line, yet a material table error quotes the name read from the file: escape its bytes.
+std::string printable(const std::string& text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : text) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b < 0x7f && b != '\\') {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+    }
+  }
+  return out;
+}
+
 Error corrupt(std::uint64_t offset, const std::string& problem) {
   return Error{ErrorCode::kCorrupt, "corrupt world file at byte " + std::to_string(offset) + ": " + problem, offset};
 }
@@ -164,7 +181,7 @@ Result<WorldConfig> decodeHeader(Bytes bytes, const LoadOptions& options, std::s
     m.friction = r.get<float>();
     m.restitution = r.get<float>();
     m.density = r.get<float>();
-    if (Status s = config.materials.define(id, m); !s) return corrupt(at, s.error().message);
+    if (Status s = config.materials.define(id, m); !s) return corrupt(at, printable(s.error().message));
   }
   if (r.pos() != h - 4) return corrupt(r.pos(), "header has unexplained bytes after the material table");
   if (Status s = validateConfig(config); !s) return corrupt(32, s.error().message);
@@ -220,7 +237,8 @@ Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials) {
   if (!chunkInRange(out.coord)) return bad(start, "chunk coordinate outside the storage range");
   if (kind == format::kKindUniform) {
     const Voxel v{payload[0], payload[1]};
-    if (!isCanonical(v) || v == kAir) return bad(start + 13, "uniform chunk voxel is air or non-canonical");
+    if (v == kAir) return bad(start + 13, "uniform record holds air (air chunks are not stored)");
+    if (!isCanonical(v)) return bad(start + 13, "uniform record voxel is non-canonical");
     if (!materials.contains(v.material)) return bad(start + 13, "undefined material " + std::to_string(v.material));
     out.chunk = Chunk::makeUniform(1, v);
     return out;
@@ -355,14 +373,22 @@ Status saveWorldFile(const World& world, const std::filesystem::path& path) {
   const std::vector<std::uint8_t> bytes = encodeWorld(world);
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  std::filesystem::path tmp;
+  auto nextTmp = [&] {
+    tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  };
   auto fail = [&](const char* what, bool unlink_tmp) {
     const Error e{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(errno), {}};
     if (unlink_tmp) ::unlink(tmp.c_str());
     return e;
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
+  int fd = -1;
+  for (int attempt = 0; attempt < 4096 && fd < 0; ++attempt) {
+    nextTmp();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) return fail("cannot create temp file", false);
   std::size_t done = 0;
   while (done < bytes.size()) {
