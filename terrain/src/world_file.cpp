@@ -337,7 +337,8 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
   auto io = [&](const char* what) {
     return Error{ErrorCode::kIo, std::string(what) + " " + path.string() + ": " + std::strerror(errno), {}};
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the regular-file check below then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io("cannot open");
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

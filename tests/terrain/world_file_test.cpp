@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -934,4 +935,25 @@ TEST_CASE("WorldFile") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find("unknown record kind 9") != std::string::npos);
   }
+}
+
+TEST_CASE("WorldFile paths that are not regular files") {
+  const auto dir = std::filesystem::temp_directory_path() / ("vtp_special_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  SUBCASE("a FIFO is refused at once instead of waiting for a writer") {
+    const auto fifo = dir / "pipe.vtw";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto start = std::chrono::steady_clock::now();
+    auto loaded = loadWorldFile(fifo);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(loaded.error().code == vtp::ErrorCode::kIo);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  }
+  SUBCASE("a directory is refused") {
+    auto loaded = loadWorldFile(dir);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(loaded.error().code == vtp::ErrorCode::kIo);
+  }
+  std::filesystem::remove_all(dir);
 }
