@@ -9,3 +9,14 @@ if(TARGET vtp-world)
     set_tests_properties(vtp_world_${scenario} PROPERTIES LABELS tools TIMEOUT 300)
   endforeach()
 endif()
+
+# Acceptance: `vtp-world copy` of the shipped default world is byte-identical to it (load + save is deterministic).
+if(TARGET vtp-world)
+  set(world_copy_out ${CMAKE_CURRENT_BINARY_DIR}/world_copy_default.vtw)
+  add_test(NAME vtp_world_copy_default_identical
+           COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:vtp-world>
+                   "-DRUN1=copy|${PROJECT_SOURCE_DIR}/data/worlds/default.vtw|${world_copy_out}"
+                   "-DCLEAN=${world_copy_out}" "-DSAME=${world_copy_out}|${PROJECT_SOURCE_DIR}/data/worlds/default.vtw"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_run.cmake)
+  set_tests_properties(vtp_world_copy_default_identical PROPERTIES LABELS tools TIMEOUT 120)
+endif()

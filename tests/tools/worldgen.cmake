@@ -1,11 +1,11 @@
 # vtp-worldgen (tools/worldgen), label `worldgen`. Included by tests/CMakeLists.txt when the tools are built.
-# - Tool runs, checked by tools/worldgen/check_run.cmake: the committed default world regenerates byte for byte
+# - Tool runs, checked by tests/tools/scripts/check_run.cmake: the committed default world regenerates byte for byte
 #   (from whichever build runs the tests, sanitizer builds included), the flat preset is deterministic, usage errors
 #   exit 2 and I/O failures exit 1, each with one "vtp-worldgen: ..." line on stderr.
 # - vtp_worldgen_tests (tests/tools/worldgen_test.cpp): properties of the generated terrain, against the library.
 set(worldgen_out ${CMAKE_CURRENT_BINARY_DIR}/worldgen_out)
 file(MAKE_DIRECTORY ${worldgen_out})
-set(worldgen_check ${PROJECT_SOURCE_DIR}/tools/worldgen/check_run.cmake)
+set(worldgen_check ${PROJECT_SOURCE_DIR}/tests/tools/scripts/check_run.cmake)
 set(worldgen_error_line "^vtp-worldgen: [^\n]+\n$")
 
 # vtp_worldgen_run(<name> <cmake -D options...>): one ctest test running check_run.cmake on the tool.

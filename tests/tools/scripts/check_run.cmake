@@ -1,4 +1,4 @@
-# Runs a tool and checks what it did; used by the worldgen ctest tests (tests/tools/worldgen.cmake) as
+# Runs a tool and checks what it did; used by the tool ctest tests (tests/tools/worldgen.cmake, world.cmake) as
 #   cmake -DTOOL=<exe> -DRUN1=<args> [-DRUN2=<args>] [-DEXPECT_EXIT=<n>] [-DEXPECT_STDERR=<regex>]
 #         [-DEXPECT_STDOUT=<regex>] [-DSAME=<fileA>|<fileB>] [-DCLEAN=<file>|...] -P check_run.cmake
 # Argument lists are separated by '|' (a ';' would be split by add_test). RUN2, if given, runs after RUN1 with the
