@@ -6,8 +6,27 @@
 
 namespace vtp::terrain {
 
-Chunk::Chunk(std::uint64_t version, Voxel uniform, std::unique_ptr<Voxel[]> dense)
-    : m_version(version), m_uniform(uniform), m_dense(std::move(dense)) {}
+namespace {
+
+// A dense chunk keeps its voxels in the same allocation as its header: a reader follows one pointer, not two
+// (readBox touches up to 27 chunks per call, so the saved cache miss per chunk matters).
+class DenseChunk final : public Chunk {
+ public:
+  DenseChunk(std::uint64_t version, std::span<const Voxel, kChunkVolume> voxels)
+      : Chunk(version, kAir, m_voxels) {
+    std::memcpy(m_voxels, voxels.data(), sizeof(m_voxels));
+  }
+
+ private:
+  Voxel m_voxels[kChunkVolume];
+};
+
+class UniformChunk final : public Chunk {
+ public:
+  UniformChunk(std::uint64_t version, Voxel value) : Chunk(version, value, nullptr) {}
+};
+
+}  // namespace
 
 Chunk::~Chunk() = default;
 
@@ -17,26 +36,24 @@ std::unique_ptr<const Chunk> Chunk::make(std::uint64_t version, std::span<const 
   if (std::all_of(voxels.begin() + 1, voxels.end(), [&](Voxel v) { return v == first; })) {
     return makeUniform(version, first);
   }
-  std::unique_ptr<Voxel[]> dense(new Voxel[kChunkVolume]);
-  std::memcpy(dense.get(), voxels.data(), sizeof(Voxel) * kChunkVolume);
-  return std::unique_ptr<const Chunk>(new Chunk(version, kAir, std::move(dense)));
+  return std::make_unique<DenseChunk>(version, voxels);
 }
 
 std::unique_ptr<const Chunk> Chunk::makeUniform(std::uint64_t version, Voxel value) {
   assert(isCanonical(value));
-  return std::unique_ptr<const Chunk>(new Chunk(version, value, nullptr));
+  return std::make_unique<UniformChunk>(version, value);
 }
 
 void Chunk::copyTo(std::span<Voxel, kChunkVolume> out) const noexcept {
   if (m_dense) {
-    std::memcpy(out.data(), m_dense.get(), sizeof(Voxel) * kChunkVolume);
+    std::memcpy(out.data(), m_dense, sizeof(Voxel) * kChunkVolume);
   } else {
     std::fill(out.begin(), out.end(), m_uniform);
   }
 }
 
 std::size_t Chunk::memoryBytes() const noexcept {
-  return sizeof(Chunk) + (m_dense ? sizeof(Voxel) * kChunkVolume : 0);
+  return m_dense ? sizeof(DenseChunk) : sizeof(UniformChunk);
 }
 
 }  // namespace vtp::terrain

@@ -48,17 +48,21 @@ void ChunkTable::grow() {
     to.used.store(1, std::memory_order_relaxed);
     ++next->used;
   }
-  m_current.store(next.release(), std::memory_order_seq_cst);
   // The old table shares the chunks with the new one; retiring it frees only its slot array.
-  m_epochs.retire(std::shared_ptr<const void>(old, [](const void* p) { delete static_cast<const Table*>(p); }));
+  m_epochs.reserve(1);
+  m_current.store(next.release(), std::memory_order_seq_cst);
+  m_epochs.retire(static_cast<const Table*>(old));
 }
 
 void ChunkTable::publish(Slot& slot, std::unique_ptr<const Chunk> next) {
   const Chunk* old = slot.chunk.load(std::memory_order_relaxed);
-  m_stored += (next != nullptr) - (old != nullptr);
-  slot.version.store(slot.version.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  if (next && !old) ++m_stored;
+  if (old && !next) --m_stored;
+  // Chunk first, then version: a reader that sees the new version also sees the new chunk (a cache keyed by
+  // chunkVersion never stores old content under a new version).
   slot.chunk.store(next.release(), std::memory_order_seq_cst);
-  if (old) m_epochs.retire(std::shared_ptr<const Chunk>(old));
+  slot.version.store(slot.version.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  if (old) m_epochs.retire(old);
 }
 
 }  // namespace vtp::terrain

@@ -53,9 +53,11 @@ class ChunkTable {
   }
 
   // --- Editor only ---
-  /// The slot for c, inserted (version 0, no chunk) if missing; may grow the table.
+  /// The slot for c, inserted (version 0, no chunk) if missing; may grow the table (which publishes a new table but
+  /// changes no content, so it is safe to do before an edit commits).
   Slot& slotFor(ChunkCoord c);
-  /// Publishes `next` (null = air) as chunk c's new version and retires the old one.
+  /// Publishes `next` (null = air) as chunk c's new version and retires the old one. Caller has reserved one retire
+  /// slot in the EpochDomain, so this cannot throw.
   void publish(Slot& slot, std::unique_ptr<const Chunk> next);
   /// Stored (non-null) chunk count; editor-maintained.
   std::size_t storedCount() const { return m_stored; }

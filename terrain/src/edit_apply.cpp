@@ -55,6 +55,9 @@ Status checkRadius(double radius, const WorldConfig& config) {
 }
 
 Result<VoxelBox> validateShape(const ShapeEdit& e, const WorldConfig& config) {
+  if (e.op != EditOp::kFill && e.op != EditOp::kClear && e.op != EditOp::kPaint) {
+    return invalid("unknown edit operation " + std::to_string(int(e.op)));
+  }
   if (e.op == EditOp::kFill) {
     if (Status s = checkMaterial(e.material, config, true, "fill"); !s) return s.error();
   } else if (e.op == EditOp::kPaint) {

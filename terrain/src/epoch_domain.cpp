@@ -17,7 +17,18 @@ std::size_t slotHint() {
 
 }  // namespace
 
-EpochDomain::~EpochDomain() = default;
+EpochDomain::~EpochDomain() {
+  free(m_retired, ~std::uint64_t{0});
+  free(m_unstamped, ~std::uint64_t{0});
+}
+
+void EpochDomain::free(std::vector<Retired>& list, std::uint64_t below) {
+  std::erase_if(list, [&](const Retired& r) {
+    if (r.epoch >= below) return false;
+    r.destroy(r.object);
+    return true;
+  });
+}
 
 std::size_t EpochDomain::pin() const {
   const std::size_t start = slotHint();
@@ -37,28 +48,23 @@ std::size_t EpochDomain::pin() const {
 
 void EpochDomain::unpin(std::size_t slot) const { m_slots[slot].epoch.store(0, std::memory_order_release); }
 
-void EpochDomain::retire(std::shared_ptr<const void> garbage) {
-  m_unstamped.push_back({0, std::move(garbage)});
-}
-
 void EpochDomain::advanceAndReclaim() {
   if (!m_unstamped.empty()) {
     // Everything retired since the last advance was unpublished before this increment.
     const std::uint64_t stamp = m_global.fetch_add(1, std::memory_order_seq_cst);
-    for (Retired& r : m_unstamped) {
-      r.epoch = stamp;
-      m_retired.push_back(std::move(r));
-    }
+    for (Retired& r : m_unstamped) r.epoch = stamp;
+    m_retired.insert(m_retired.end(), m_unstamped.begin(), m_unstamped.end());
     m_unstamped.clear();
   }
   if (m_retired.empty()) return;
   std::uint64_t oldest_pin = ~std::uint64_t{0};
   for (const Slot& s : m_slots) {
-    const std::uint64_t e = s.epoch.load(std::memory_order_acquire);
+    // seq_cst, not acquire: this load and a reader's pin form a store-buffering pair with the unpublish above.
+    const std::uint64_t e = s.epoch.load(std::memory_order_seq_cst);
     if (e != 0) oldest_pin = std::min(oldest_pin, e);
   }
   // A reader pinned at epoch e may hold anything retired with stamp >= e.
-  std::erase_if(m_retired, [&](const Retired& r) { return r.epoch < oldest_pin; });
+  free(m_retired, oldest_pin);
 }
 
 }  // namespace vtp::terrain

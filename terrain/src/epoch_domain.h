@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 namespace vtp::terrain {
@@ -30,8 +29,14 @@ class EpochDomain {
   /// Any thread; the slot returned by pin().
   void unpin(std::size_t slot) const;
 
-  /// Editor only: takes ownership of an object that no newly started read can reach any more.
-  void retire(std::shared_ptr<const void> garbage);
+  /// Editor only: makes room for `n` more retire() calls, so that retiring cannot fail. Call before unpublishing.
+  void reserve(std::size_t n) { m_unstamped.reserve(m_unstamped.size() + n); }
+  /// Editor only: takes ownership of an object that no newly started read can reach any more; `destroy` frees it.
+  /// Never throws when reserve() made room (an allocation failure here would free an object a reader may hold).
+  template <class T>
+  void retire(const T* garbage) {
+    m_unstamped.push_back({0, garbage, [](const void* p) { delete static_cast<const T*>(p); }});
+  }
   /// Editor only: ends the current epoch (call once after a group of retire()s) and frees what no reader can see.
   void advanceAndReclaim();
   /// Objects waiting to be freed.
@@ -43,8 +48,10 @@ class EpochDomain {
   };
   struct Retired {
     std::uint64_t epoch;
-    std::shared_ptr<const void> object;
+    const void* object;
+    void (*destroy)(const void*);
   };
+  static void free(std::vector<Retired>& list, std::uint64_t below);
   mutable std::array<Slot, kSlots> m_slots{};
   std::atomic<std::uint64_t> m_global{1};
   std::vector<Retired> m_retired;  // editor-owned

@@ -24,7 +24,8 @@ class ListenerRegistry {
     std::lock_guard lock(m_mutex);
     std::erase_if(m_listeners, [&](const Entry& e) { return e.id == id; });
   }
-  void notify(std::span<const ChangeEvent> events) {
+  // noexcept: a listener that throws ends the program rather than leaving an edit half reported.
+  void notify(std::span<const ChangeEvent> events) noexcept {
     if (events.empty()) return;
     std::lock_guard lock(m_mutex);
     for (const Entry& e : m_listeners) e.listener(events);

@@ -18,10 +18,11 @@ namespace vtp::terrain {
 // Serialises edits; the mutex also makes snapshot() see the world between two edits.
 struct World::EditState {
   std::mutex mutex;
+  std::mutex notify_mutex;  // held while listeners run; taken before `mutex` is released
 };
 
 // Boxes passed to readBox must stay this far inside int32 so chunk arithmetic cannot overflow. [Unit: voxel]
-static constexpr std::int32_t kReadLimit = 1 << 30;
+static constexpr std::int32_t kReadLimit = 1 << 29;
 
 namespace {
 
@@ -145,7 +146,7 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
   if (box.empty()) return Error{ErrorCode::kInvalidArgument, "readBox: empty box", {}};
   if (box.min.x < -kReadLimit || box.min.y < -kReadLimit || box.min.z < -kReadLimit || box.max.x > kReadLimit ||
       box.max.y > kReadLimit || box.max.z > kReadLimit) {
-    return Error{ErrorCode::kOutOfRange, "readBox: box must lie within |v| <= 2^30", {}};
+    return Error{ErrorCode::kOutOfRange, "readBox: box must lie within |v| <= 2^29", {}};
   }
   if (box.volume() > m_config.limits.max_edit_voxels) {
     return Error{ErrorCode::kLimitExceeded, "readBox: box holds more voxels than max_edit_voxels", {}};
@@ -294,9 +295,12 @@ void World::forEachChunk(const ReadGuard&, const std::function<void(ChunkCoord, 
 WorldSnapshot World::snapshot() const {
   std::vector<WorldSnapshot::Entry> entries;
   std::lock_guard lock(m_edit->mutex);
-  const std::size_t slot = m_epochs->pin();
-  forEachChunk(ReadGuard(m_epochs.get()), [&](ChunkCoord c, const Chunk& chunk) { entries.push_back({c, &chunk}); });
+  ReadGuard guard = read();
+  forEachChunk(guard, [&](ChunkCoord c, const Chunk& chunk) { entries.push_back({c, &chunk}); });
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.coord < b.coord; });
+  // The snapshot takes over the guard's pin: the versions it lists stay alive as long as it does.
+  const std::size_t slot = guard.m_slot;
+  guard.m_domain = nullptr;
   return WorldSnapshot(m_epochs.get(), slot, std::move(entries));
 }
 
@@ -317,7 +321,7 @@ WorldStats World::stats() const {
 Result<EditResult> World::apply(const EditCommand& edit) { return apply(std::span<const EditCommand>(&edit, 1)); }
 
 Result<EditResult> World::apply(std::span<const EditCommand> batch) {
-  std::lock_guard lock(m_edit->mutex);
+  std::unique_lock lock(m_edit->mutex);
   std::vector<VoxelBox> touched;
   touched.reserve(batch.size());
   std::int64_t total = 0;
@@ -342,21 +346,41 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   EditStaging staging([this](ChunkCoord c) { return m_table->findChunk(c); });
   for (std::size_t i = 0; i < batch.size(); ++i) staging.apply(batch[i], touched[i]);
 
-  EditResult result;
-  std::vector<ChangeEvent> events;
+  // Commit in three steps so that nothing can fail once the first chunk is published: create every slot (growing
+  // the table changes no content), build every new version, reserve the retire list; then publish.
+  std::vector<std::pair<ChunkCoord, const EditStaging::Staged*>> changed;
+  std::vector<VoxelBox> diffs;
   for (const auto& [c, staged] : staging.sorted()) {
     const VoxelBox diff = EditStaging::diffBox(c, *staged);
     if (diff.empty()) continue;
-    ChunkTable::Slot& slot = m_table->slotFor(c);
+    changed.emplace_back(c, staged);
+    diffs.push_back(diff);
+    m_table->slotFor(c);
+  }
+  EditResult result;
+  std::vector<ChangeEvent> events;
+  std::vector<std::unique_ptr<const Chunk>> versions;
+  std::vector<ChunkTable::Slot*> slots;
+  for (std::size_t i = 0; i < changed.size(); ++i) {
+    const auto& [c, staged] = changed[i];
+    ChunkTable::Slot& slot = m_table->slotFor(c);  // exists now: no growth, the reference stays valid
     const std::uint64_t version = slot.version.load(std::memory_order_relaxed) + 1;
     std::unique_ptr<const Chunk> next = Chunk::make(version, staged->voxels);
     if (next->isUniform() && next->uniformValue() == kAir) next.reset();  // missing chunks are air
-    m_table->publish(slot, std::move(next));
-    events.push_back({c, version, diff});
+    versions.push_back(std::move(next));
+    slots.push_back(&slot);
+    events.push_back({c, version, diffs[i]});
     result.chunks.push_back(c);
-    result.changed = unite(result.changed, diff);
+    result.changed = unite(result.changed, diffs[i]);
   }
+  m_epochs->reserve(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) m_table->publish(*slots[i], std::move(versions[i]));
   m_epochs->advanceAndReclaim();
+
+  // Listeners run after the edit lock is released (so they may read, snapshot or save), under a notify lock taken
+  // first so events still arrive in edit order.
+  std::unique_lock notify_lock(m_edit->notify_mutex);
+  lock.unlock();
   m_listeners->notify(events);
   return result;
 }

@@ -25,8 +25,12 @@ namespace vtp::terrain {
 class WorldLoader {
  public:
   static void adopt(World& world, ChunkCoord c, std::unique_ptr<const Chunk> chunk) {
-    world.m_table->publish(world.m_table->slotFor(c), std::move(chunk));
+    ChunkTable::Slot& slot = world.m_table->slotFor(c);
+    world.m_epochs->reserve(1);
+    world.m_table->publish(slot, std::move(chunk));
   }
+  /// Frees the tables outgrown while loading (nothing else can hold them yet).
+  static void finish(World& world) { world.m_epochs->advanceAndReclaim(); }
 };
 
 namespace {
@@ -330,6 +334,7 @@ Result<LoadedWorld> decodeWorld(Bytes bytes, const LoadOptions& options) {
     WorldLoader::adopt(*loaded.world, rec->coord, std::move(rec->chunk));
   }
   if (r.left() != 0) return corrupt(r.pos(), std::to_string(r.left()) + " trailing bytes after the last record");
+  WorldLoader::finish(*loaded.world);
   return loaded;
 }
 

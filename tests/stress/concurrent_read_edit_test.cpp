@@ -57,10 +57,12 @@ TEST_CASE("World concurrency") {
           // readBox over exactly the watched chunk: one version, never a mix.
           if (!world->readBox(watched_box, box).ok() || !isSomePattern(box.data())) failures.fetch_add(1);
         } else {
-          // A pinned chunk pointer: its content matches its version, and versions never go backwards.
+          // A pinned chunk pointer: its content matches its version, versions never go backwards, and the chunk
+          // is never older than the version chunkVersion() reported just before.
+          const std::uint64_t announced = world->chunkVersion(watched);
           auto guard = world->read();
           const Chunk* c = world->chunk(guard, watched);
-          if (c == nullptr || c->isUniform() || c->version() < last_version) {
+          if (c == nullptr || c->isUniform() || c->version() < last_version || c->version() < announced) {
             failures.fetch_add(1);
           } else {
             last_version = c->version();

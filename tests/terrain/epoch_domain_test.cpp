@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "epoch_domain.h"
@@ -11,12 +10,13 @@ using vtp::terrain::EpochDomain;
 namespace {
 
 // Sets a flag when destroyed, so a test can see when reclamation frees it.
-std::shared_ptr<const void> tracked(bool& freed) {
-  return std::shared_ptr<const void>(new int(0), [&freed](const void* p) {
-    freed = true;
-    delete static_cast<const int*>(p);
-  });
-}
+struct Tracked {
+  explicit Tracked(bool& flag) : freed(flag) {}
+  ~Tracked() { freed = true; }
+  bool& freed;
+};
+
+const Tracked* tracked(bool& freed) { return new Tracked(freed); }
 
 }  // namespace
 

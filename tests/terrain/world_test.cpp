@@ -226,6 +226,16 @@ TEST_CASE("World") {
     CHECK(seen.size() == 2);  // unsubscribed: no more calls
   }
 
+  SUBCASE("a listener may read, snapshot and save the world it listens to") {
+    std::size_t seen_chunks = 0;
+    Subscription sub = world->subscribe([&](std::span<const ChangeEvent> events) {
+      seen_chunks = world->snapshot().chunks().size();
+      CHECK(world->voxel(events[0].changed.min) == Voxel{2, 255});
+    });
+    REQUIRE(world->fillBox({{0, 0, 0}, {9, 1, 1}}, 2).ok());
+    CHECK(seen_chunks == 2);
+  }
+
   SUBCASE("a subscription may outlive its world") {
     Subscription sub = world->subscribe([](std::span<const ChangeEvent>) {});
     world.reset();
@@ -304,6 +314,9 @@ TEST_CASE("World rejects bad edits and changes nothing") {
     rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, 2, kWaterMaterial}, ErrorCode::kInvalidArgument);
     rejects(ReplaceEdit{{{0, 0, 0}, {1, 1, 1}}, kWaterMaterial, 3}, ErrorCode::kInvalidArgument);
     rejects(WriteRegionEdit{{{0, 0, 0}, {2, 1, 1}}, {Voxel{2, 255}, Voxel{42, 255}}}, ErrorCode::kUnknownMaterial);
+  }
+  SUBCASE("an operation that is not fill, clear or paint") {
+    rejects(ShapeEdit{SphereShape{origin, 2}, EditOp(7), 2}, ErrorCode::kInvalidArgument);
   }
   SUBCASE("malformed boxes and regions") {
     rejects(ShapeEdit{BoxShape{{0, 0, 0}, {0, 4, 4}}, EditOp::kFill, 2}, ErrorCode::kInvalidArgument);

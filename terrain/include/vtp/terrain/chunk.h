@@ -32,7 +32,9 @@ class Chunk {
   /// The value of every voxel. Precondition: isUniform().
   Voxel uniformValue() const noexcept { return m_uniform; }
   /// The 512 voxels in chunkIndex order. Precondition: !isUniform().
-  std::span<const Voxel, kChunkVolume> dense() const noexcept { return std::span<const Voxel, kChunkVolume>(m_dense.get(), kChunkVolume); }
+  std::span<const Voxel, kChunkVolume> dense() const noexcept {
+    return std::span<const Voxel, kChunkVolume>(m_dense, kChunkVolume);
+  }
   /// Voxel at local (x, y, z), each 0..7.
   Voxel at(int x, int y, int z) const noexcept { return m_dense ? m_dense[chunkIndex(x, y, z)] : m_uniform; }
   /// Writes all 512 voxels to `out` in chunkIndex order.
@@ -42,13 +44,15 @@ class Chunk {
 
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
-  ~Chunk();
+  virtual ~Chunk();
+
+ protected:
+  Chunk(std::uint64_t version, Voxel uniform, const Voxel* dense) : m_version(version), m_uniform(uniform), m_dense(dense) {}
 
  private:
-  Chunk(std::uint64_t version, Voxel uniform, std::unique_ptr<Voxel[]> dense);
   std::uint64_t m_version;
   Voxel m_uniform;
-  std::unique_ptr<Voxel[]> m_dense;
+  const Voxel* m_dense;  // null when uniform; otherwise the voxels stored in the same allocation (chunk.cpp)
 };
 
 }  // namespace vtp::terrain

@@ -12,8 +12,10 @@
 /// - Edits may come from any thread; they are serialised by an internal mutex, so at most one runs at a time.
 /// - A read that spans several chunks is not a snapshot of the whole world: an edit may land between two chunks of
 ///   one readBox. Use snapshot() for a consistent whole-world view (saving does).
-/// - Listeners run on the editing thread, inside the edit call, after the new versions are visible. A listener must
-///   not edit the world, subscribe, or drop any Subscription of this world (it would deadlock); it may read.
+/// - Listeners run on the editing thread, inside the edit call, after the new versions are visible and after the
+///   edit lock is released, one edit's events at a time in edit order. A listener may read, snapshot and save; it
+///   must not edit the world, subscribe, or drop any Subscription of this world (it would deadlock), and must not
+///   throw (std::terminate).
 /// - Destroying the World requires that no other thread is using it or any ReadGuard/WorldSnapshot of it.
 
 #include <cstdint>
