@@ -211,8 +211,9 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       }
     }
   };
-  // Small boxes (the 10^3 and 12^3 ones): look every chunk up first and prefetch its voxels, so the cache misses of
-  // up to 27 chunks overlap instead of stalling one segment at a time.
+  // Small boxes (the 10^3 and 12^3 ones): look every chunk up first, so the cache misses of up to 27 independent
+  // lookups overlap instead of stalling one segment at a time. (Prefetching every voxel line as well cost ~900
+  // instructions per call and measured no faster.)
   constexpr std::size_t kPrefetchChunks = 27;
   const Chunk* prefetched[kPrefetchChunks];
   const std::size_t chunk_count = chunks_x * std::size_t(hi.y - lo.y + 1) * std::size_t(hi.z - lo.z + 1);
@@ -225,10 +226,7 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
           const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
           const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
           prefetched[n++] = chunk;
-          if (chunk && !chunk->isUniform()) {
-            const char* data = reinterpret_cast<const char*>(chunk->dense().data());
-            for (std::size_t line = 0; line < sizeof(Voxel) * kChunkVolume; line += 64) __builtin_prefetch(data + line);
-          }
+          if (chunk) __builtin_prefetch(chunk);  // the header; the voxels follow it in the same allocation
         }
       }
     }
