@@ -53,6 +53,51 @@ inline void copySmall(unsigned char* d, const unsigned char* s, std::size_t byte
   }
 }
 
+// The boxes the mesher, masks and edge flags read: chunk `c` plus `kApron` voxels on every side, (8 + 2a)^3 voxels
+// from the 3x3x3 chunks around c. Every segment's offset and length is a compile-time constant here, so each output
+// row is three fixed-size moves; a uniform or missing chunk reads an 8-voxel pattern with zero strides.
+template <int kApron>
+void readApronBox(const ChunkTable::Table& table, ChunkCoord c, Voxel* out) {
+  constexpr int kSide = kChunkSize + 2 * kApron;
+  constexpr int kStart[3] = {kChunkSize - kApron, 0, 0};  // first voxel read in the low, middle, high chunk
+  constexpr int kLen[3] = {kApron, kChunkSize, kApron};
+  constexpr int kDst[3] = {0, kApron, kApron + kChunkSize};
+  const Voxel* src[27];
+  std::size_t y_stride[27], z_stride[27];
+  Voxel pattern[27][kChunkSize];
+  for (int n = 0, k = 0; k < 3; ++k) for (int j = 0; j < 3; ++j) for (int i = 0; i < 3; ++i, ++n) {
+    const ChunkTable::Slot* slot = ChunkTable::find(table, {c.x + i - 1, c.y + j - 1, c.z + k - 1});
+    const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
+    if (chunk && !chunk->isUniform()) {
+      src[n] = chunk->dense().data() + chunkIndex(kStart[i], kStart[j], kStart[k]);
+      y_stride[n] = kChunkSize;
+      z_stride[n] = kChunkSize * kChunkSize;
+    } else {
+      std::fill_n(pattern[n], kChunkSize, chunk ? chunk->uniformValue() : kAir);
+      src[n] = pattern[n];
+      y_stride[n] = z_stride[n] = 0;
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    for (int z = 0; z < kLen[k]; ++z) {
+      for (int j = 0; j < 3; ++j) {
+        const int n = 3 * (j + 3 * k);
+        const Voxel* s0 = src[n] + std::size_t(z) * z_stride[n];
+        const Voxel* s1 = src[n + 1] + std::size_t(z) * z_stride[n + 1];
+        const Voxel* s2 = src[n + 2] + std::size_t(z) * z_stride[n + 2];
+        // Strides in locals: byte stores may alias the arrays, which would reload them every row.
+        const std::size_t y0 = y_stride[n], y1 = y_stride[n + 1], y2 = y_stride[n + 2];
+        Voxel* row = out + std::size_t(kDst[j]) * kSide + std::size_t(kDst[k] + z) * kSide * kSide;
+        for (int y = 0; y < kLen[j]; ++y, row += kSide, s0 += y0, s1 += y1, s2 += y2) {
+          std::memcpy(row, s0, sizeof(Voxel) * kApron);
+          std::memcpy(row + kApron, s1, sizeof(Voxel) * kChunkSize);
+          std::memcpy(row + kApron + kChunkSize, s2, sizeof(Voxel) * kApron);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // --- Subscription ----------------------------------------------------------------------------------------------------
@@ -156,6 +201,20 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
   }
   ReadGuard guard = read();
   const ChunkTable::Table& table = m_table->current();
+  // The hot path: a chunk with a 1- or 2-voxel apron (the 10^3 and 12^3 boxes).
+  const ChunkCoord centre = chunkOf({box.min.x + 2, box.min.y + 2, box.min.z + 2});
+  for (const int apron : {1, 2}) {
+    const VoxelCoord o = chunkOrigin(centre);
+    if (box == VoxelBox{{o.x - apron, o.y - apron, o.z - apron},
+                        {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}}) {
+      if (apron == 1) {
+        readApronBox<1>(table, centre, out.data());
+      } else {
+        readApronBox<2>(table, centre, out.data());
+      }
+      return {};
+    }
+  }
   const std::size_t sx = std::size_t(box.max.x - box.min.x);
   const std::size_t sxy = sx * std::size_t(box.max.y - box.min.y);
   const ChunkCoord lo = chunkOf(box.min), hi = chunkOf({box.max.x - 1, box.max.y - 1, box.max.z - 1});
