@@ -5,7 +5,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "chunk_table.h"
@@ -215,95 +214,33 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       return {};
     }
   }
+  // Any other box: one row of chunks along x at a time; each chunk gives every output row one segment of 1..8
+  // voxels, moved with fixed-size loads and stores (copySmall). A uniform (or missing) chunk reads an 8-voxel
+  // pattern with zero strides, so dense and uniform chunks share the inner loop.
   const std::size_t sx = std::size_t(box.max.x - box.min.x);
   const std::size_t sxy = sx * std::size_t(box.max.y - box.min.y);
   const ChunkCoord lo = chunkOf(box.min), hi = chunkOf({box.max.x - 1, box.max.y - 1, box.max.z - 1});
-
-  // One row of chunks along x at a time: each chunk gives every output row one segment of 1..8 voxels, moved with
-  // fixed-size loads and stores (copySmall). A uniform (or missing) chunk reads an 8-voxel pattern with zero strides,
-  // so dense and uniform chunks share the inner loop. The 3-chunk case (10^3 and 12^3 boxes) is unrolled.
   struct Segment {
     const unsigned char* src;
     std::size_t y_stride, z_stride, bytes, dst;  // [Unit: byte]
     Voxel pattern[kChunkSize];
   };
-  constexpr std::size_t kStackChunks = 8;
+  // Boxes up to 8 chunks wide (64+ voxels) keep their segments on the stack: no allocation on the read path.
   const std::size_t chunks_x = std::size_t(hi.x - lo.x + 1);
-  std::vector<Segment> heap_segments;
-  Segment stack_segments[kStackChunks];
-  Segment* segments = stack_segments;
-  if (chunks_x > kStackChunks) {
-    heap_segments.resize(chunks_x);
-    segments = heap_segments.data();
-  }
-  const std::size_t row_bytes = sx * sizeof(Voxel);
-  // kEdge > 0: exactly three segments of kEdge, 16 and kEdge bytes (a chunk with a 1- or 2-voxel apron), so every
-  // move has a compile-time size; kEdge == 0: any segments.
-  auto copyRows = [&](auto edge, unsigned char* plane, std::int32_t ny, std::int32_t nz) {
-    constexpr std::size_t kEdge = decltype(edge)::value;
-    // Byte stores may alias anything whose address escaped, so the strides are copied into locals first.
-    const std::size_t row_step = row_bytes, plane_step = sxy * sizeof(Voxel);
-    if constexpr (kEdge > 0) {
-      // Source pointers advance by their strides: no index maths per row.
-      const unsigned char *s0 = segments[0].src, *s1 = segments[1].src, *s2 = segments[2].src;
-      const std::size_t y0 = segments[0].y_stride, y1 = segments[1].y_stride, y2 = segments[2].y_stride;
-      for (std::int32_t z = 0; z < nz; ++z, plane += plane_step) {
-        const unsigned char *r0 = s0 + std::size_t(z) * segments[0].z_stride;
-        const unsigned char *r1 = s1 + std::size_t(z) * segments[1].z_stride;
-        const unsigned char *r2 = s2 + std::size_t(z) * segments[2].z_stride;
-        unsigned char* row = plane;
-        for (std::int32_t y = 0; y < ny; ++y, row += row_step, r0 += y0, r1 += y1, r2 += y2) {
-          std::memcpy(row, r0, kEdge);
-          std::memcpy(row + kEdge, r1, 16);
-          std::memcpy(row + kEdge + 16, r2, kEdge);
-        }
-      }
-    } else {
-      for (std::int32_t z = 0; z < nz; ++z, plane += plane_step) {
-        unsigned char* row = plane;
-        for (std::int32_t y = 0; y < ny; ++y, row += row_step) {
-          for (std::size_t i = 0; i < chunks_x; ++i) {
-            const Segment& seg = segments[i];
-            copySmall(row + seg.dst, seg.src + std::size_t(y) * seg.y_stride + std::size_t(z) * seg.z_stride, seg.bytes);
-          }
-        }
-      }
-    }
-  };
-  // Small boxes (the 10^3 and 12^3 ones): look every chunk up first, so the cache misses of up to 27 independent
-  // lookups overlap instead of stalling one segment at a time. (Prefetching every voxel line as well cost ~900
-  // instructions per call and measured no faster.)
-  constexpr std::size_t kPrefetchChunks = 27;
-  const Chunk* prefetched[kPrefetchChunks];
-  const std::size_t chunk_count = chunks_x * std::size_t(hi.y - lo.y + 1) * std::size_t(hi.z - lo.z + 1);
-  const bool use_prefetched = chunk_count <= kPrefetchChunks;
-  if (use_prefetched) {
-    std::size_t n = 0;
-    for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
-      for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
-        for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
-          const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
-          const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
-          prefetched[n++] = chunk;
-          if (chunk) __builtin_prefetch(chunk);  // the header; the voxels follow it in the same allocation
-        }
-      }
-    }
-  }
-  std::size_t next_chunk = 0;
+  Segment stack_segments[8];
+  std::vector<Segment> heap_segments(chunks_x > std::size(stack_segments) ? chunks_x : 0);
+  const std::span<Segment> segments = heap_segments.empty() ? std::span<Segment>(stack_segments, chunks_x)
+                                                            : std::span<Segment>(heap_segments);
+  const std::size_t row_step = sx * sizeof(Voxel), plane_step = sxy * sizeof(Voxel);
   for (std::int32_t cz = lo.z; cz <= hi.z; ++cz) {
     const std::int32_t z0 = std::max(box.min.z, cz * kChunkSize), z1 = std::min(box.max.z, cz * kChunkSize + kChunkSize);
     for (std::int32_t cy = lo.y; cy <= hi.y; ++cy) {
       const std::int32_t y0 = std::max(box.min.y, cy * kChunkSize), y1 = std::min(box.max.y, cy * kChunkSize + kChunkSize);
       for (std::int32_t cx = lo.x; cx <= hi.x; ++cx) {
-        Segment& seg = segments[cx - lo.x];
+        Segment& seg = segments[std::size_t(cx - lo.x)];
         const std::int32_t x0 = std::max(box.min.x, cx * kChunkSize), x1 = std::min(box.max.x, cx * kChunkSize + kChunkSize);
-        const Chunk* chunk = nullptr;
-        if (use_prefetched) {
-          chunk = prefetched[next_chunk++];
-        } else if (const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz})) {
-          chunk = slot->chunk.load(std::memory_order_seq_cst);
-        }
+        const ChunkTable::Slot* slot = ChunkTable::find(table, {cx, cy, cz});
+        const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
         seg.bytes = std::size_t(x1 - x0) * sizeof(Voxel);
         seg.dst = std::size_t(x0 - box.min.x) * sizeof(Voxel);
         if (chunk && !chunk->isUniform()) {
@@ -319,13 +256,13 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       }
       auto* plane = reinterpret_cast<unsigned char*>(out.data() + sx * std::size_t(y0 - box.min.y) +
                                                      sxy * std::size_t(z0 - box.min.z));
-      const bool apron_box = chunks_x == 3 && segments[1].bytes == 16 && segments[0].bytes == segments[2].bytes;
-      if (apron_box && segments[0].bytes == 2) {
-        copyRows(std::integral_constant<std::size_t, 2>{}, plane, y1 - y0, z1 - z0);
-      } else if (apron_box && segments[0].bytes == 4) {
-        copyRows(std::integral_constant<std::size_t, 4>{}, plane, y1 - y0, z1 - z0);
-      } else {
-        copyRows(std::integral_constant<std::size_t, 0>{}, plane, y1 - y0, z1 - z0);
+      for (std::int32_t z = 0; z < z1 - z0; ++z, plane += plane_step) {
+        unsigned char* row = plane;
+        for (std::int32_t y = 0; y < y1 - y0; ++y, row += row_step) {
+          for (const Segment& seg : segments) {
+            copySmall(row + seg.dst, seg.src + std::size_t(y) * seg.y_stride + std::size_t(z) * seg.z_stride, seg.bytes);
+          }
+        }
       }
     }
   }

@@ -186,7 +186,14 @@ TEST_CASE("World") {
       REQUIRE(world->readBox(box, out).ok());
       REQUIRE(out == vtp::test::voxelsOneByOne(*world, box));
     }
-    // The 10^3 box of a chunk (chunk + 1-voxel apron) and the 12^3 box.
+    // Wider than 8 chunks (segments on the heap), and thin boxes.
+    for (const VoxelBox& box : {VoxelBox{{-45, -3, 2}, {44, 1, 4}}, VoxelBox{{-40, 7, -40}, {40, 8, 40}},
+                                VoxelBox{{3, -40, 3}, {4, 40, 4}}}) {
+      std::vector<Voxel> out(std::size_t(box.volume()));
+      REQUIRE(world->readBox(box, out).ok());
+      REQUIRE(out == vtp::test::voxelsOneByOne(*world, box));
+    }
+    // The 10^3 box of a chunk (chunk + 1-voxel apron) and the 12^3 box (the fast path).
     for (int i = 0; i < 50; ++i) {
       const ChunkCoord c{std::int32_t(rng() % 10) - 5, std::int32_t(rng() % 10) - 5, std::int32_t(rng() % 10) - 5};
       for (int apron : {1, 2}) {
