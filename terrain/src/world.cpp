@@ -379,15 +379,17 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   return result;
 }
 
+// An integer box as a shape: with integer corners it covers exactly its voxels, fully (edit.h).
+static BoxShape boxShape(const VoxelBox& box) {
+  return {{double(box.min.x), double(box.min.y), double(box.min.z)},
+          {double(box.max.x), double(box.max.y), double(box.max.z)}};
+}
+
 Result<EditResult> World::fillBox(const VoxelBox& box, std::uint8_t material) {
-  const Vec3d lo{double(box.min.x), double(box.min.y), double(box.min.z)};
-  const Vec3d hi{double(box.max.x), double(box.max.y), double(box.max.z)};
-  return apply(ShapeEdit{BoxShape{lo, hi}, EditOp::kFill, material});
+  return apply(ShapeEdit{boxShape(box), EditOp::kFill, material});
 }
 Result<EditResult> World::clearBox(const VoxelBox& box) {
-  const Vec3d lo{double(box.min.x), double(box.min.y), double(box.min.z)};
-  const Vec3d hi{double(box.max.x), double(box.max.y), double(box.max.z)};
-  return apply(ShapeEdit{BoxShape{lo, hi}, EditOp::kClear, kAirMaterial});
+  return apply(ShapeEdit{boxShape(box), EditOp::kClear, kAirMaterial});
 }
 Result<EditResult> World::fillSphere(Vec3d center, double radius, std::uint8_t material) {
   return apply(ShapeEdit{SphereShape{center, radius}, EditOp::kFill, material});
