@@ -40,9 +40,12 @@ class ChunkTable {
   // --- Readers (caller holds a pin) ---
   const Table& current() const { return *m_current.load(std::memory_order_seq_cst); }
   // Inline: readBox makes 27 of these per 10^3 box.
-  static const Slot* find(const Table& table, ChunkCoord c) {
-    for (std::size_t i = hash(c) & table.mask;; i = (i + 1) & table.mask) {
-      const Slot& s = table.slots[i];
+  static const Slot* find(const Table& table, ChunkCoord c) { return find(table.slots.get(), table.mask, c, hash(c)); }
+  /// find() with the table's fields and the key's hash already loaded (readBox resolves 27 neighbours this way,
+  /// combining per-axis hash parts).
+  static const Slot* find(const Slot* slots, std::size_t mask, ChunkCoord c, std::size_t h) {
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots[i];
       if (s.used.load(std::memory_order_acquire) == 0) return nullptr;
       if (s.key == c) return &s;
     }
@@ -63,12 +66,18 @@ class ChunkTable {
   std::size_t storedCount() const { return m_stored; }
   std::size_t tableBytes() const { return (current().mask + 1) * sizeof(Slot); }
 
-  static std::size_t hash(ChunkCoord c) {
-    std::uint64_t h = std::uint64_t(std::uint32_t(c.x)) * 0x9E3779B97F4A7C15ull;
-    h ^= std::uint64_t(std::uint32_t(c.y)) * 0xC2B2AE3D27D4EB4Full;
-    h ^= std::uint64_t(std::uint32_t(c.z)) * 0x165667B19E3779F9ull;
-    return std::size_t(h ^ (h >> 29));
+  /// The key hash, separable by axis: hash(c) = mixHash(hashPart<0>(x) ^ hashPart<1>(y) ^ hashPart<2>(z)).
+  template <int kAxis>
+  static std::uint64_t hashPart(std::int32_t v) {
+    constexpr std::uint64_t kMul[3] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull};
+    return std::uint64_t(std::uint32_t(v)) * kMul[kAxis];
   }
+  // A full 64-bit finaliser: neighbouring keys must not land in neighbouring slots, or linear probing clusters.
+  static std::size_t mixHash(std::uint64_t h) {
+    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
+    return std::size_t(h ^ (h >> 32));
+  }
+  static std::size_t hash(ChunkCoord c) { return mixHash(hashPart<0>(c.x) ^ hashPart<1>(c.y) ^ hashPart<2>(c.z)); }
 
  private:
   void grow();

@@ -53,48 +53,91 @@ inline void copySmall(unsigned char* d, const unsigned char* s, std::size_t byte
 }
 
 // The boxes the mesher, masks and edge flags read: chunk `c` plus `kApron` voxels on every side, (8 + 2a)^3 voxels
-// from the 3x3x3 chunks around c. Every segment's offset and length is a compile-time constant here, so each output
-// row is three fixed-size moves; a uniform or missing chunk reads an 8-voxel pattern with zero strides.
+// from the 3x3x3 chunks around c. Every source is a whole 8^3 array (a dense chunk's voxels, a shared air array for a
+// missing chunk, or a stack array filled once per distinct uniform value), so every offset and length is a
+// compile-time constant: the loops unroll into about 3 (8 + 2a)^2 fixed-size moves with no loop control. Returns false
+// (nothing meaningful written) when more distinct uniform values appear than the stack arrays hold; the caller then
+// takes the general path.
+alignas(32) constexpr Voxel kAirChunk[kChunkVolume] = {};
+constexpr int kUniformPatterns = 4;
+
+// 512 voxels of one value, as 64-bit words: filled word by word, which the compiler vectorises (a Voxel-wise fill
+// is not).
+struct UniformPattern {
+  alignas(32) std::uint64_t words[kChunkVolume * sizeof(Voxel) / sizeof(std::uint64_t)];
+  void fill(Voxel value) {
+    std::uint16_t v16;
+    std::memcpy(&v16, &value, sizeof v16);
+    const std::uint64_t word = 0x0001000100010001ull * v16;
+    for (std::uint64_t& w : words) w = word;
+  }
+};
+
 template <int kApron>
-void readApronBox(const ChunkTable::Table& table, ChunkCoord c, Voxel* out) {
+bool readApronBox(const ChunkTable::Table& table, ChunkCoord c, Voxel* out) {
   constexpr int kSide = kChunkSize + 2 * kApron;
   constexpr int kStart[3] = {kChunkSize - kApron, 0, 0};  // first voxel read in the low, middle, high chunk
   constexpr int kLen[3] = {kApron, kChunkSize, kApron};
   constexpr int kDst[3] = {0, kApron, kApron + kChunkSize};
+  UniformPattern patterns[kUniformPatterns];
+  Voxel pattern_value[kUniformPatterns];
+  int pattern_count = 0;
   const Voxel* src[27];
-  std::size_t y_stride[27], z_stride[27];
-  Voxel pattern[27][kChunkSize];
+  std::uint64_t hx[3], hy[3], hz[3];
+  for (int d = 0; d < 3; ++d) {
+    hx[d] = ChunkTable::hashPart<0>(c.x + d - 1);
+    hy[d] = ChunkTable::hashPart<1>(c.y + d - 1);
+    hz[d] = ChunkTable::hashPart<2>(c.z + d - 1);
+  }
+  const ChunkTable::Slot* slots = table.slots.get();
+  const std::size_t mask = table.mask;
   for (int n = 0, k = 0; k < 3; ++k) for (int j = 0; j < 3; ++j) for (int i = 0; i < 3; ++i, ++n) {
-    const ChunkTable::Slot* slot = ChunkTable::find(table, {c.x + i - 1, c.y + j - 1, c.z + k - 1});
+    const ChunkCoord key{c.x + i - 1, c.y + j - 1, c.z + k - 1};
+    const ChunkTable::Slot* slot = ChunkTable::find(slots, mask, key, ChunkTable::mixHash(hx[i] ^ hy[j] ^ hz[k]));
     const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
     if (chunk && !chunk->isUniform()) {
-      src[n] = chunk->dense().data() + chunkIndex(kStart[i], kStart[j], kStart[k]);
-      y_stride[n] = kChunkSize;
-      z_stride[n] = kChunkSize * kChunkSize;
-    } else {
-      std::fill_n(pattern[n], kChunkSize, chunk ? chunk->uniformValue() : kAir);
-      src[n] = pattern[n];
-      y_stride[n] = z_stride[n] = 0;
+      src[n] = chunk->dense().data();
+      continue;
     }
+    const Voxel value = chunk ? chunk->uniformValue() : kAir;
+    if (value == kAir) {
+      src[n] = kAirChunk;
+      continue;
+    }
+    int p = 0;
+    while (p < pattern_count && !(pattern_value[p] == value)) ++p;
+    if (p == pattern_count) {
+      if (pattern_count == kUniformPatterns) return false;
+      patterns[p].fill(value);
+      pattern_value[p] = value;
+      ++pattern_count;
+    }
+    src[n] = reinterpret_cast<const Voxel*>(patterns[p].words);
   }
+  auto* dst = reinterpret_cast<unsigned char*>(out);
+  // Byte pointers and a local copy of src: stores through `dst` cannot then force reloads of the source table.
+  const unsigned char* s[27];
+  for (int n = 0; n < 27; ++n) s[n] = reinterpret_cast<const unsigned char*>(src[n]);
+  constexpr std::size_t kV = sizeof(Voxel);
+#pragma GCC unroll 4
   for (int k = 0; k < 3; ++k) {
+#pragma GCC unroll 8
     for (int z = 0; z < kLen[k]; ++z) {
+#pragma GCC unroll 4
       for (int j = 0; j < 3; ++j) {
-        const int n = 3 * (j + 3 * k);
-        const Voxel* s0 = src[n] + std::size_t(z) * z_stride[n];
-        const Voxel* s1 = src[n + 1] + std::size_t(z) * z_stride[n + 1];
-        const Voxel* s2 = src[n + 2] + std::size_t(z) * z_stride[n + 2];
-        // Strides in locals: byte stores may alias the arrays, which would reload them every row.
-        const std::size_t y0 = y_stride[n], y1 = y_stride[n + 1], y2 = y_stride[n + 2];
-        Voxel* row = out + std::size_t(kDst[j]) * kSide + std::size_t(kDst[k] + z) * kSide * kSide;
-        for (int y = 0; y < kLen[j]; ++y, row += kSide, s0 += y0, s1 += y1, s2 += y2) {
-          std::memcpy(row, s0, sizeof(Voxel) * kApron);
-          std::memcpy(row + kApron, s1, sizeof(Voxel) * kChunkSize);
-          std::memcpy(row + kApron + kChunkSize, s2, sizeof(Voxel) * kApron);
+#pragma GCC unroll 8
+        for (int y = 0; y < kLen[j]; ++y) {
+          const int n = 3 * (j + 3 * k);
+          const std::size_t from = kV * std::size_t(chunkIndex(0, kStart[j] + y, kStart[k] + z));
+          unsigned char* row = dst + kV * std::size_t((kDst[j] + y) * kSide + (kDst[k] + z) * kSide * kSide);
+          std::memcpy(row, s[n] + from + kV * kStart[0], kV * kApron);
+          std::memcpy(row + kV * kApron, s[n + 1] + from, kV * kChunkSize);
+          std::memcpy(row + kV * (kApron + kChunkSize), s[n + 2] + from, kV * kApron);
         }
       }
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -206,12 +249,10 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
     const VoxelCoord o = chunkOrigin(centre);
     if (box == VoxelBox{{o.x - apron, o.y - apron, o.z - apron},
                         {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}}) {
-      if (apron == 1) {
-        readApronBox<1>(table, centre, out.data());
-      } else {
-        readApronBox<2>(table, centre, out.data());
+      if (apron == 1 ? readApronBox<1>(table, centre, out.data()) : readApronBox<2>(table, centre, out.data())) {
+        return {};
       }
-      return {};
+      break;
     }
   }
   // Any other box: one row of chunks along x at a time; each chunk gives every output row one segment of 1..8

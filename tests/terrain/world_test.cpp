@@ -206,6 +206,34 @@ TEST_CASE("World") {
     }
   }
 
+  SUBCASE("readBox of apron boxes whose neighbours are uniform chunks of many different values") {
+    // The fast path keeps a few uniform patterns on the stack and falls back to the general path beyond them; both
+    // must read the same voxels. Neighbourhoods with 1..26 distinct uniform values, plus one dense chunk.
+    for (int distinct : {1, 2, 4, 5, 26}) {
+      auto w = vtp::test::makeWorld();
+      std::vector<EditCommand> batch;
+      int n = 0;
+      for (std::int32_t cz = -1; cz <= 1; ++cz) for (std::int32_t cy = -1; cy <= 1; ++cy) for (std::int32_t cx = -1; cx <= 1; ++cx) {
+        const VoxelCoord o = chunkOrigin({cx + 3, cy - 2, cz});
+        const VoxelBox chunk_box{o, {o.x + 8, o.y + 8, o.z + 8}};
+        const auto value = std::uint8_t(10 * (n++ % distinct) + 5);
+        batch.push_back(WriteRegionEdit{chunk_box, std::vector<Voxel>(512, Voxel{2, value})});
+      }
+      batch.push_back(SetVoxelEdit{{3 * 8 + 4, -2 * 8 + 1, 7}, Voxel{3, 255}});
+      REQUIRE(w->apply(batch).ok());
+      for (int apron : {1, 2}) {
+        for (const ChunkCoord c : {ChunkCoord{3, -2, 0}, ChunkCoord{4, -1, 1}, ChunkCoord{2, -3, -1}}) {
+          const VoxelCoord o = chunkOrigin(c);
+          const VoxelBox box{{o.x - apron, o.y - apron, o.z - apron},
+                             {o.x + 8 + apron, o.y + 8 + apron, o.z + 8 + apron}};
+          std::vector<Voxel> out(std::size_t(box.volume()));
+          REQUIRE(w->readBox(box, out).ok());
+          REQUIRE(out == vtp::test::voxelsOneByOne(*w, box));
+        }
+      }
+    }
+  }
+
   SUBCASE("readBox at the edge of storage reads air beyond it") {
     const std::int32_t edge = kStorageLimit - 1;
     REQUIRE(world->setVoxel({edge, edge, edge}, {2, 255}).ok());
