@@ -1,0 +1,112 @@
+#pragma once
+/// \file
+/// The smooth mesher: the solid surface of one chunk as triangles, from a dense voxel box of the chunk plus an apron.
+///
+/// Algorithm: surface nets (S. Gibson, "Constrained Elastic Surface Nets", MERL TR99-24, 1998; the dual method
+/// popularised by Mikola Lysenko's "Smooth Voxel Terrain" notes), with vertex positions from occupancy and computed
+/// in integers, so neighbouring chunks agree bit for bit. The rules, which the reference mesher in the tests
+/// implements independently:
+///
+/// - **Inside.** A voxel is inside when terrain::isSolidInside (solid material, occupancy >= 128); water and air are
+///   outside. Its weight is e = occupancy when its material is solid, else 0.
+/// - **Edges.** An edge joins the centres of two voxels adjacent along x, y or z. It is *active* when exactly one end is
+///   inside. A chunk **owns** the edges whose lower end (smaller coordinate along the edge) is a voxel of the chunk, so
+///   every edge of the world belongs to exactly one chunk; a chunk that stores only air can own triangles (the edges
+///   from its voxels up into a solid neighbour above).
+/// - **Crossing.** On an active edge, the surface crosses at distance t = (e_in + e_out - 127) / 256 voxel from the
+///   inside end's centre towards the outside end (1/256 <= t <= 255/256). A column of solid voxels below y = h, voxel h
+///   at occupancy q and air above crosses at height h + (q + 1) / 256 when q >= 128 and h + q / 256 otherwise, within
+///   1/256 voxel of h + q / 255.
+/// - **Cells and vertices.** A cell is the cube between 8 voxel centres, named by its lowest voxel. Its vertex is the
+///   mean of the crossings on its active edges: per axis, the sum of crossing coordinates (in 1/256 voxel, relative to
+///   the centre of the cell's lowest voxel, so each is in 0..256) divided by the number of active edges, rounded down,
+///   then clamped to 1..255. Vertices of different cells therefore never coincide.
+/// - **Quads.** Each owned active edge gives one quad joining the vertices of the 4 cells around it, wound so the
+///   normal points from the inside end to the outside end (out of the solid). With the edge along axis a and (b, c) the
+///   next two axes cyclically (x: y,z; y: z,x; z: x,y), the cells around the edge at lower voxel p are, as offsets of
+///   (b, c) from p: (-1,-1), (0,-1), (0,0), (-1,0); this order (v0, v1, v2, v3) is counter-clockwise seen from +a, so it
+///   is used as is when the lower end is inside and reversed to (v0, v3, v2, v1) when the upper end is inside.
+/// - **Split.** A quad v0 v1 v2 v3 becomes triangles (v0,v1,v2),(v0,v2,v3) when |v0 - v2|^2 <= |v1 - v3|^2, else
+///   (v1,v2,v3),(v1,v3,v0) (squared lengths in exact integers). If the chosen split has a triangle with zero area (exact
+///   integer cross product), the other split is used. Each triangle gets the material of the quad's inside voxel.
+/// - **Spill.** Every triangle lies within the 3^3 voxels around the inside voxel of its edge.
+///
+/// Output order is deterministic (the same box always gives the same bytes): owned quads first, row by row of lower
+/// voxels (z, then y), within a row x-edges, y-edges, z-edges, each by x; vertices in box order of their cells.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "vtp/terrain/status.h"
+#include "vtp/terrain/voxel.h"
+
+namespace vtp::mesher {
+
+/// Voxels per chunk side (terrain's chunk size).
+inline constexpr int kChunkSize = 8;
+/// The default input: chunk + 1 voxel on every side, 10^3 voxels.
+inline constexpr int kApron = 1;
+/// The edge-flag input: chunk + 2 voxels on every side, 12^3 voxels; adds the neighbours' triangles within one voxel
+/// of the chunk (see ChunkMesh::owned_triangle_count).
+inline constexpr int kWideApron = 2;
+/// Fixed-point units per voxel of vertex positions.
+inline constexpr int kPositionScale = 256;
+
+/// Side of the input box for an apron. [Unit: voxel]
+constexpr int boxSide(int apron) { return kChunkSize + 2 * apron; }
+/// Voxels in the input box for an apron.
+constexpr int boxVolume(int apron) { return boxSide(apron) * boxSide(apron) * boxSide(apron); }
+
+/// One vertex. [Unit: 1/256 voxel], relative to the chunk origin (the lower corner of the chunk's voxel (0,0,0)), so
+/// voxel v's centre is at 256 v + 128. Range -383..2431 on every axis (the cells of a 12^3 box).
+struct Vertex {
+  std::int16_t x = 0, y = 0, z = 0;
+  friend constexpr bool operator==(const Vertex&, const Vertex&) = default;
+};
+
+/// The most triangles a 10^3 box can produce (2 per owned edge) and a 12^3 box (2 per edge with its lower end in the
+/// chunk's 10^3 neighbourhood).
+inline constexpr int kMaxTriangles = 2 * 3 * kChunkSize * kChunkSize * kChunkSize;
+inline constexpr int kMaxWideTriangles = 2 * 3 * 10 * 10 * 10;
+/// The most vertices: one per cell of the box.
+inline constexpr int kMaxVertices = 9 * 9 * 9;
+inline constexpr int kMaxWideVertices = 11 * 11 * 11;
+
+/// A chunk's triangles, in caller-owned buffers reused across calls: sized once at construction for the largest
+/// possible output, never reallocated by the mesher. Triangle i is indices[3i..3i+2] with material materials[i].
+struct ChunkMesh {
+  ChunkMesh();
+  std::vector<Vertex> vertices;          ///< [0, vertex_count) valid.
+  std::vector<std::uint16_t> indices;    ///< [0, 3 triangle_count) valid.
+  std::vector<std::uint8_t> materials;   ///< [0, triangle_count) valid: the material of the triangle's solid voxel.
+  int vertex_count = 0;
+  int triangle_count = 0;
+  /// Triangles [0, owned_triangle_count) are the chunk's own; with the wide apron the rest, up to triangle_count,
+  /// belong to neighbouring chunks (edges whose lower voxel is within one voxel outside the chunk).
+  int owned_triangle_count = 0;
+};
+
+/// Meshes chunks. Holds reusable scratch memory (a few KiB); no allocation after construction.
+/// Thread-safety: one SurfaceMesher per thread; distinct instances are independent.
+class SurfaceMesher {
+ public:
+  SurfaceMesher();
+  ~SurfaceMesher();
+  SurfaceMesher(const SurfaceMesher&) = delete;
+  SurfaceMesher& operator=(const SurfaceMesher&) = delete;
+
+  /// Meshes the chunk at the centre of `box`: boxVolume(apron) voxels in terrain::World::readBox layout (x fastest,
+  /// then y, then z), box voxel (apron, apron, apron) being chunk voxel (0,0,0). `apron` is kApron or kWideApron.
+  /// Fills `out` and returns its triangle count. Errors (kInvalidArgument, `out` left empty): another apron, a box of
+  /// the wrong size. Voxels need not be canonical; only the inside predicate and the weights above are used.
+  Result<int> mesh(std::span<const terrain::Voxel> box, int apron, ChunkMesh& out);
+
+ private:
+  struct Scratch;
+  std::unique_ptr<Scratch> m_scratch;
+};
+
+}  // namespace vtp::mesher

@@ -1,0 +1,57 @@
+#pragma once
+// Per-pattern facts about a surface-nets cell, computed at compile time: for each of the 256 inside/outside patterns
+// of a cell's 8 corners, which of its 12 edges are active and the parts of the vertex sums that do not depend on the
+// weights. Corner k of a cell is voxel (k & 1, (k >> 1) & 1, k >> 2) relative to the cell's lowest voxel.
+//
+// A crossing on an active edge along axis a, in 1/256 voxel from the lowest corner, is (e_lo + e_hi - 127) when the
+// lower corner is inside and 256 - (e_lo + e_hi - 127) = 383 - (e_lo + e_hi) when the upper one is; its other two
+// coordinates are the edge's (0 or 256). So each axis sum is `constant` plus or minus the edges' weight pairs.
+
+#include <array>
+#include <cstdint>
+
+namespace vtp::mesher {
+
+struct CellEdge {
+  std::uint8_t lo, hi, axis;  // corner indices (lo has the smaller coordinate along `axis`)
+};
+
+// x-edges, then y-edges, then z-edges.
+inline constexpr CellEdge kCellEdges[12] = {
+    {0, 1, 0}, {2, 3, 0}, {4, 5, 0}, {6, 7, 0}, {0, 2, 1}, {1, 3, 1},
+    {4, 6, 1}, {5, 7, 1}, {0, 4, 2}, {1, 5, 2}, {2, 6, 2}, {3, 7, 2},
+};
+
+struct CellPattern {
+  std::uint16_t active = 0;        // bit e: edge e has one inside end
+  std::uint16_t lower_inside = 0;  // bit e: edge e's lower corner is the inside one
+  std::uint8_t count = 0;          // active edges
+  std::int16_t constant[3] = {};   // [Unit: 1/256 voxel]
+};
+
+constexpr std::array<CellPattern, 256> makeCellPatterns() {
+  std::array<CellPattern, 256> table{};
+  for (int pattern = 0; pattern < 256; ++pattern) {
+    CellPattern& p = table[std::size_t(pattern)];
+    for (int e = 0; e < 12; ++e) {
+      const CellEdge edge = kCellEdges[e];
+      const bool lo_in = (pattern >> edge.lo) & 1, hi_in = (pattern >> edge.hi) & 1;
+      if (lo_in == hi_in) continue;
+      p.active = std::uint16_t(p.active | (1 << e));
+      if (lo_in) p.lower_inside = std::uint16_t(p.lower_inside | (1 << e));
+      ++p.count;
+      for (int a = 0; a < 3; ++a) {
+        if (a == edge.axis) {
+          p.constant[a] = std::int16_t(p.constant[a] + (lo_in ? -127 : 383));
+        } else {
+          p.constant[a] = std::int16_t(p.constant[a] + 256 * ((edge.lo >> a) & 1));
+        }
+      }
+    }
+  }
+  return table;
+}
+
+inline constexpr std::array<CellPattern, 256> kCellPatterns = makeCellPatterns();
+
+}  // namespace vtp::mesher
