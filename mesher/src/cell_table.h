@@ -22,11 +22,14 @@ inline constexpr CellEdge kCellEdges[12] = {
     {4, 6, 1}, {5, 7, 1}, {0, 4, 2}, {1, 5, 2}, {2, 6, 2}, {3, 7, 2},
 };
 
-struct CellPattern {
-  std::uint16_t active = 0;        // bit e: edge e has one inside end
-  std::uint16_t lower_inside = 0;  // bit e: edge e's lower corner is the inside one
-  std::uint8_t count = 0;          // active edges
-  std::int16_t constant[3] = {};   // [Unit: 1/256 voxel]
+// Laid out for the vertex kernel: `sign` multiplies the 12 edges' weight pairs (pmaddwd), `constant` and the
+// reciprocal of `count` finish the per-axis means.
+struct alignas(32) CellPattern {
+  std::int16_t sign[16] = {};     // edge e: +1 lower corner inside, -1 upper corner inside, 0 inactive
+  std::int32_t constant[4] = {};  // per axis (x, y, z, unused) [Unit: 1/256 voxel]
+  std::uint32_t reciprocal = 0;   // ceil(2^16 / count): sum * reciprocal >> 16 == floor(sum / count) for sums <= 3072
+  std::uint16_t active = 0;       // bit e: edge e has one inside end
+  std::uint8_t count = 0;         // active edges
 };
 
 constexpr std::array<CellPattern, 256> makeCellPatterns() {
@@ -38,16 +41,17 @@ constexpr std::array<CellPattern, 256> makeCellPatterns() {
       const bool lo_in = (pattern >> edge.lo) & 1, hi_in = (pattern >> edge.hi) & 1;
       if (lo_in == hi_in) continue;
       p.active = std::uint16_t(p.active | (1 << e));
-      if (lo_in) p.lower_inside = std::uint16_t(p.lower_inside | (1 << e));
+      p.sign[e] = lo_in ? 1 : -1;
       ++p.count;
       for (int a = 0; a < 3; ++a) {
         if (a == edge.axis) {
-          p.constant[a] = std::int16_t(p.constant[a] + (lo_in ? -127 : 383));
+          p.constant[a] += lo_in ? -127 : 383;
         } else {
-          p.constant[a] = std::int16_t(p.constant[a] + 256 * ((edge.lo >> a) & 1));
+          p.constant[a] += 256 * ((edge.lo >> a) & 1);
         }
       }
     }
+    if (p.count > 0) p.reciprocal = (65536u + p.count - 1) / p.count;
   }
   return table;
 }

@@ -1,17 +1,18 @@
-// Surface nets over one chunk box, with bit-mask edge detection (whole rows of 8..12 voxels per operation) and integer
-// occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast:
+// Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and integer
+// occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast
+// (techniques from ../shared/research/mesher-feasibility.md; the code is ours):
 //   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and detects the all-outside and
 //      all-inside boxes (no triangles) on the way;
 //   2. rows: the inside bits of each (y, z) row of the box, read from the weights' sign bits (e >= 128 is inside);
 //   3. edges and cells: XORs of neighbouring rows give the active edges of a whole row at once; ORs of shifted edge
 //      rows give the cells whose vertices the quads need;
-//   4. vertices: each needed cell averages the crossings of its active edges, from a per-pattern edge table;
-//   5. quads: each owned active edge joins its 4 cells' vertices, split along the shorter diagonal.
+//   4. vertices: each needed cell averages the crossings of its active edges, in SIMD from a per-pattern table;
+//   5. quads: each active edge joins its 4 cells' vertices, split along the shorter diagonal.
+// Everything is specialised on the apron at compile time, so every stride is a constant.
 #include "vtp/mesher/surface_mesher.h"
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -24,50 +25,36 @@ namespace {
 constexpr int kMaxSide = boxSide(kWideApron);
 constexpr int kMaxVolume = boxVolume(kWideApron);
 
-// Floor division of sums of up to 12 crossings (each <= 256) by their count, as a multiply and shift: exact because
-// sum * (ceil(2^16 / n) n - 2^16) < 2^16 for every sum <= 3072 and n <= 12.
-constexpr std::uint32_t kReciprocal[13] = {0,        65536,    32768,    21846,    16384,    13108,   10923,
-                                           9363,     8192,     7282,     6554,     5958,     5462};
-
-}  // namespace
-
-// Scratch memory for one box, reused across calls. Weights are padded so 16-byte row loads never leave the array.
-struct SurfaceMesher::Scratch {
+// Scratch memory for one box. Weights are padded so 16-byte row loads never leave the array.
+struct MeshScratch {
   alignas(32) std::uint8_t weight[kMaxVolume + 32];
-  std::uint16_t inside_rows[kMaxSide * kMaxSide];  // row y + side z, bit x: voxel (x, y, z) is inside
+  std::uint16_t inside_rows[kMaxSide * kMaxSide];   // row y + side z, bit x: voxel (x, y, z) is inside
   std::uint16_t edge_rows[3][kMaxSide * kMaxSide];  // bit x: the edge from (x, y, z) along the axis is active
   std::uint16_t cell_rows[kMaxSide * kMaxSide];     // bit x: cell (x, y, z) has a vertex some quad uses
   std::uint16_t cell_vertex[kMaxVolume];            // vertex index of each needed cell (others stale)
 };
 
-ChunkMesh::ChunkMesh()
-    : vertices(kMaxWideVertices), indices(3 * std::size_t(kMaxWideTriangles)), materials(kMaxWideTriangles) {}
-
-SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
-SurfaceMesher::~SurfaceMesher() = default;
-
-namespace {
-
-// Step 1: weights, and whether every voxel is outside (OR of weights < 128) or inside (AND of weights >= 128).
-// Returns true when the box has both inside and outside voxels.
+// Step 1: weights, and whether the box has both an inside voxel (some weight >= 128) and an outside one.
 bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight) {
   const __m256i low_bits = _mm256_set1_epi16(0x00FE);
-  __m256i any = _mm256_setzero_si256(), all = _mm256_set1_epi8(-1);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i any = zero, all = _mm256_set1_epi8(-1);
   int i = 0;
   for (; i + 32 <= volume; i += 32) {
     // Voxels as u16 lanes: material in the low byte, occupancy in the high byte. Material >= 2 <=> (v & 0xFE) != 0.
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i + 16));
-    const __m256i wa = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(a, low_bits), _mm256_setzero_si256()),
+    const __m256i wa = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(a, low_bits), zero),
                                            _mm256_srli_epi16(a, 8));
-    const __m256i wb = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(b, low_bits), _mm256_setzero_si256()),
+    const __m256i wb = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(b, low_bits), zero),
                                            _mm256_srli_epi16(b, 8));
+    // packus interleaves 128-bit lanes; the permute restores voxel order.
     const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi16(wa, wb), 0xD8);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(weight + i), w);
     any = _mm256_or_si256(any, w);
     all = _mm256_and_si256(all, w);
   }
-  std::uint8_t tail_any = 0, tail_all = 0xFF;
+  unsigned tail_any = 0, tail_all = 0xFF;
   for (; i < volume; ++i) {
     const terrain::Voxel v = box[i];
     const std::uint8_t w = terrain::isSolidMaterial(v.material) ? v.occupancy : 0;
@@ -80,16 +67,205 @@ bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight)
   return some_inside && some_outside;
 }
 
-// Step 2: inside bits per row, from the weights' sign bits.
-void computeInsideRows(const std::uint8_t* weight, int side, std::uint16_t* rows) {
-  const unsigned row_mask = (1u << side) - 1;
-  for (int r = 0; r < side * side; ++r) {
-    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(weight + r * side));
-    rows[r] = std::uint16_t(unsigned(_mm_movemask_epi8(w)) & row_mask);
+// Step 4: the vertex of one cell, as 32-bit lanes (x, y, z, 0) of offsets 1..255 from the cell's lowest voxel centre.
+// The 8 corner weights go into one register; two byte shuffles pair them up per edge, pmaddwd with the pattern's
+// signs sums each axis' edges, and the pattern's constant and reciprocal finish the floor of the mean.
+template <int kSide>
+inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
+  auto pair = [](const std::uint8_t* p) {
+    std::uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return int(v);
+  };
+  constexpr int kPlane = kSide * kSide;
+  __m128i w = _mm_cvtsi32_si128(pair(corner0));
+  w = _mm_insert_epi16(w, pair(corner0 + kSide), 1);
+  w = _mm_insert_epi16(w, pair(corner0 + kPlane), 2);
+  w = _mm_insert_epi16(w, pair(corner0 + kPlane + kSide), 3);
+  // Corners of edges 0..11 (kCellEdges): lower ends, then upper ends; lanes 12..15 read zero.
+  const __m128i lo_idx = _mm_setr_epi8(0, 2, 4, 6, 0, 1, 4, 5, 0, 1, 2, 3, -1, -1, -1, -1);
+  const __m128i hi_idx = _mm_setr_epi8(1, 3, 5, 7, 2, 3, 6, 7, 4, 5, 6, 7, -1, -1, -1, -1);
+  const __m256i pairs = _mm256_add_epi16(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(w, lo_idx)),
+                                         _mm256_cvtepu8_epi16(_mm_shuffle_epi8(w, hi_idx)));
+  const __m256i signed_pairs = _mm256_madd_epi16(pairs, _mm256_load_si256(reinterpret_cast<const __m256i*>(cp.sign)));
+  const __m256i sums = _mm256_hadd_epi32(signed_pairs, signed_pairs);  // lanes 0, 1: x, y; lane 4: z
+  __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+  v = _mm_add_epi32(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));
+  v = _mm_srli_epi32(_mm_mullo_epi32(v, _mm_set1_epi32(int(cp.reciprocal))), 16);
+  return _mm_min_epi32(_mm_max_epi32(v, _mm_set1_epi32(1)), _mm_set1_epi32(255));
+}
+
+// Exact test for a zero-area triangle (all three cross-product components zero).
+inline bool degenerate(Vertex a, Vertex b, Vertex c) {
+  const int ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z;
+  const int vx = c.x - a.x, vy = c.y - a.y, vz = c.z - a.z;
+  return uy * vz - uz * vy == 0 && uz * vx - ux * vz == 0 && ux * vy - uy * vx == 0;
+}
+
+inline int dist2(Vertex a, Vertex b) {
+  const int dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+  return dx * dx + dy * dy + dz * dz;
+}
+
+// Whether a triangle has nonzero area. The component of (b - a) x (c - a) along the quad's edge axis (twice the
+// projected area) settles it in the common case; only a zero there needs the full test.
+template <int kAxis>
+inline bool hasArea(Vertex a, Vertex b, Vertex c) {
+  const int u[3] = {b.x - a.x, b.y - a.y, b.z - a.z}, v[3] = {c.x - a.x, c.y - a.y, c.z - a.z};
+  constexpr int kB = (kAxis + 1) % 3, kC = (kAxis + 2) % 3;
+  return u[kB] * v[kC] - u[kC] * v[kB] != 0 || !degenerate(a, b, c);
+}
+
+// What the quad loop reads and writes, as restrict pointers: the byte-sized material stores would otherwise force
+// every other value to be reloaded after each quad.
+struct QuadStreams {
+  const Vertex* __restrict vertices;
+  const std::uint16_t* __restrict cell_vertex;
+  const terrain::Voxel* __restrict box;
+  std::uint16_t* __restrict indices;
+  std::uint8_t* __restrict materials;
+};
+
+// Step 5 for one row of edges along kAxis: one quad per set bit x, for the edge from voxel p0 + x.
+template <int kSide, int kAxis>
+inline int emitQuads(unsigned edges, unsigned inside_row, int p0, const QuadStreams& o, int tri) {
+  constexpr int kPlane = kSide * kSide;
+  constexpr int kStep = kAxis == 0 ? 1 : kAxis == 1 ? kSide : kPlane;
+  // The 4 cells around the edge, counter-clockwise seen from +axis (the header's quad rule).
+  constexpr int kCell[3][4] = {
+      {-kSide - kPlane, -kPlane, 0, -kSide}, {-kPlane - 1, -1, 0, -kPlane}, {-1 - kSide, -kSide, 0, -1}};
+  for (; edges != 0; edges &= edges - 1) {
+    const int x = std::countr_zero(edges);
+    const int p = p0 + x;
+    const bool lower_inside = (inside_row >> x) & 1;
+    const std::uint16_t* cv = o.cell_vertex + p;
+    const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
+    const unsigned c1 = cv[kCell[kAxis][1]], c3 = cv[kCell[kAxis][3]];
+    // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid.
+    const unsigned q1 = lower_inside ? c1 : c3, q3 = lower_inside ? c3 : c1;
+    const Vertex v0 = o.vertices[q0], v1 = o.vertices[q1], v2 = o.vertices[q2], v3 = o.vertices[q3];
+    bool split13 = dist2(v1, v3) < dist2(v0, v2);
+    if (!split13) {
+      if (!hasArea<kAxis>(v0, v1, v2) || !hasArea<kAxis>(v0, v2, v3)) split13 = true;
+    } else if (!hasArea<kAxis>(v1, v2, v3) || !hasArea<kAxis>(v1, v3, v0)) {
+      split13 = false;
+    }
+    // (v0,v1,v2),(v0,v2,v3) or (v1,v2,v3),(v1,v3,v0): the same pattern started one vertex later.
+    const unsigned a = split13 ? q1 : q0, b = split13 ? q2 : q1, c = split13 ? q3 : q2, d = split13 ? q0 : q3;
+    std::uint16_t* t = o.indices + 3 * tri;
+    t[0] = std::uint16_t(a);
+    t[1] = std::uint16_t(b);
+    t[2] = std::uint16_t(c);
+    t[3] = std::uint16_t(a);
+    t[4] = std::uint16_t(c);
+    t[5] = std::uint16_t(d);
+    const std::uint8_t material = o.box[lower_inside ? p : p + kStep].material;
+    o.materials[tri] = material;
+    o.materials[tri + 1] = material;
+    tri += 2;
   }
+  return tri;
+}
+
+template <int kApronSize>
+int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
+  constexpr int kSide = boxSide(kApronSize), kPlane = kSide * kSide;
+  if (!computeWeights(box, boxVolume(kApronSize), s.weight)) return 0;
+
+  // Step 2: inside bits per row, from the weights' sign bits.
+  std::uint16_t* in = s.inside_rows;
+  for (int r = 0; r < kPlane; ++r) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.weight + r * kSide));
+    in[r] = std::uint16_t(unsigned(_mm_movemask_epi8(w)) & ((1u << kSide) - 1));
+  }
+
+  // Step 3. Edges are meshed for lower voxels in [1, side - 1) on every axis: the chunk, or with the wide apron the
+  // chunk plus one voxel (the neighbours' triangles, emitted after the owned ones).
+  constexpr int kLo = 1, kHi = kSide - 1;
+  constexpr unsigned kRowMask = ((1u << kHi) - 1) & ~((1u << kLo) - 1);
+  std::fill_n(s.cell_rows, kPlane, std::uint16_t(0));
+  for (int z = kLo; z < kHi; ++z) {
+    for (int y = kLo; y < kHi; ++y) {
+      const int r = y + kSide * z;
+      const unsigned ex = (in[r] ^ (in[r] >> 1)) & kRowMask;
+      const unsigned ey = (in[r] ^ in[r + 1]) & kRowMask;
+      const unsigned ez = (in[r] ^ in[r + kSide]) & kRowMask;
+      s.edge_rows[0][r] = std::uint16_t(ex);
+      s.edge_rows[1][r] = std::uint16_t(ey);
+      s.edge_rows[2][r] = std::uint16_t(ez);
+      // Cells around an edge from (x, y, z): x-edges touch cells x, y-1..y, z-1..z; y-edges x-1..x, y, z-1..z;
+      // z-edges x-1..x, y-1..y, z.
+      const unsigned cy = ey | (ey >> 1), cz = ez | (ez >> 1);
+      s.cell_rows[r] = std::uint16_t(s.cell_rows[r] | ex | cy | cz);
+      s.cell_rows[r - 1] = std::uint16_t(s.cell_rows[r - 1] | ex | cz);
+      s.cell_rows[r - kSide] = std::uint16_t(s.cell_rows[r - kSide] | ex | cy);
+      s.cell_rows[r - 1 - kSide] = std::uint16_t(s.cell_rows[r - 1 - kSide] | ex);
+    }
+  }
+
+  // Step 4: vertices of the needed cells, in box order. Each is stored as 8 bytes (x, y, z and the next vertex's x,
+  // overwritten by it): the buffer has one spare vertex for the last.
+  int vertex_count = 0;
+  Vertex* __restrict vertices = out.vertices.data();
+  std::uint16_t* __restrict cell_vertex = s.cell_vertex;
+  for (int z = 0; z < kSide - 1; ++z) {
+    for (int y = 0; y < kSide - 1; ++y) {
+      const int r = y + kSide * z;
+      unsigned cells = s.cell_rows[r];
+      if (cells == 0) continue;
+      const unsigned r00 = in[r], r01 = in[r + 1], r10 = in[r + kSide], r11 = in[r + kSide + 1];
+      constexpr int kCentre = kPositionScale / 2 - kPositionScale * kApronSize;
+      const __m128i row_base =
+          _mm_setr_epi32(kCentre, kPositionScale * y + kCentre, kPositionScale * z + kCentre, 0);
+      for (; cells != 0; cells &= cells - 1) {
+        const int x = std::countr_zero(cells);
+        const unsigned pattern =
+            ((r00 >> x) & 3) | (((r01 >> x) & 3) << 2) | (((r10 >> x) & 3) << 4) | (((r11 >> x) & 3) << 6);
+        const int base = x + r * kSide;
+        __m128i v = cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]);
+        v = _mm_add_epi32(_mm_add_epi32(v, row_base), _mm_cvtsi32_si128(kPositionScale * x));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), _mm_packs_epi32(v, v));
+        cell_vertex[base] = std::uint16_t(vertex_count++);
+      }
+    }
+  }
+  out.vertex_count = vertex_count;
+
+  // Step 5: quads, the owned edges first.
+  const QuadStreams streams{vertices, cell_vertex, box, out.indices.data(), out.materials.data()};
+  constexpr int kOwnLo = kApronSize, kOwnHi = kApronSize + kChunkSize;
+  constexpr unsigned kOwnMask = ((1u << kOwnHi) - 1) & ~((1u << kOwnLo) - 1);
+  int tri = 0;
+  auto emit = [&](int y, int z, unsigned keep) {
+    const int r = y + kSide * z, p0 = r * kSide;
+    tri = emitQuads<kSide, 0>(s.edge_rows[0][r] & keep, in[r], p0, streams, tri);
+    tri = emitQuads<kSide, 1>(s.edge_rows[1][r] & keep, in[r], p0, streams, tri);
+    tri = emitQuads<kSide, 2>(s.edge_rows[2][r] & keep, in[r], p0, streams, tri);
+  };
+  for (int z = kOwnLo; z < kOwnHi; ++z) {
+    for (int y = kOwnLo; y < kOwnHi; ++y) emit(y, z, kOwnMask);
+  }
+  out.owned_triangle_count = tri;
+  if constexpr (kApronSize == kWideApron) {
+    for (int z = kLo; z < kHi; ++z) {
+      for (int y = kLo; y < kHi; ++y) {
+        const bool own_row = y >= kOwnLo && y < kOwnHi && z >= kOwnLo && z < kOwnHi;
+        emit(y, z, own_row ? ~kOwnMask : ~0u);
+      }
+    }
+  }
+  return tri;
 }
 
 }  // namespace
+
+struct SurfaceMesher::Scratch : MeshScratch {};
+
+ChunkMesh::ChunkMesh()
+    : vertices(kMaxWideVertices + 1), indices(3 * std::size_t(kMaxWideTriangles)), materials(kMaxWideTriangles) {}
+
+SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
+SurfaceMesher::~SurfaceMesher() = default;
 
 Result<int> SurfaceMesher::mesh(std::span<const terrain::Voxel> box, int apron, ChunkMesh& out) {
   out.vertex_count = out.triangle_count = out.owned_triangle_count = 0;
@@ -100,136 +276,13 @@ Result<int> SurfaceMesher::mesh(std::span<const terrain::Voxel> box, int apron, 
     return Error{ErrorCode::kInvalidArgument, "mesh: box must hold (8 + 2 apron)^3 voxels", {}};
   }
   // Buffers a caller shrank are regrown once; in steady state this allocates nothing.
-  if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
+  if (out.vertices.size() < std::size_t(kMaxWideVertices) + 1) out.vertices.resize(std::size_t(kMaxWideVertices) + 1);
   if (out.indices.size() < 3 * std::size_t(kMaxWideTriangles)) out.indices.resize(3 * std::size_t(kMaxWideTriangles));
   if (out.materials.size() < std::size_t(kMaxWideTriangles)) out.materials.resize(kMaxWideTriangles);
-
-  Scratch& s = *m_scratch;
-  const int side = boxSide(apron), volume = boxVolume(apron);
-  if (!computeWeights(box.data(), volume, s.weight)) return 0;
-  computeInsideRows(s.weight, side, s.inside_rows);
-
-  // Step 3. Edges are meshed for lower voxels in [lo, hi) on every axis: the chunk, or with the wide apron the chunk
-  // plus one voxel (the neighbours' triangles come second, after the owned ones).
-  const int lo = 1, hi = side - 1;
-  const int own_lo = apron, own_hi = apron + kChunkSize;
-  const int plane = side * side;
-  const unsigned x_mask = ((1u << hi) - 1) & ~((1u << lo) - 1);
-  std::fill_n(s.cell_rows, plane, std::uint16_t(0));
-  const std::uint16_t* in = s.inside_rows;
-  for (int z = lo; z < hi; ++z) {
-    for (int y = lo; y < hi; ++y) {
-      const int r = y + side * z;
-      const unsigned ex = (in[r] ^ (in[r] >> 1)) & x_mask;
-      const unsigned ey = (in[r] ^ in[r + 1]) & x_mask;
-      const unsigned ez = (in[r] ^ in[r + side]) & x_mask;
-      s.edge_rows[0][r] = std::uint16_t(ex);
-      s.edge_rows[1][r] = std::uint16_t(ey);
-      s.edge_rows[2][r] = std::uint16_t(ez);
-      // The cells around an edge from (x, y, z): x-edges touch cells x, y-1..y, z-1..z; y-edges x-1..x, y, z-1..z;
-      // z-edges x-1..x, y-1..y, z.
-      const unsigned cy = ey | (ey >> 1), cz = ez | (ez >> 1);
-      s.cell_rows[r] |= std::uint16_t(ex | cy | cz);
-      s.cell_rows[r - 1] |= std::uint16_t(ex | cz);
-      s.cell_rows[r - side] |= std::uint16_t(ex | cy);
-      s.cell_rows[r - 1 - side] |= std::uint16_t(ex);
-    }
-  }
-
-  // Step 4: vertices of the needed cells, in box order.
-  int vertex_count = 0;
-  Vertex* vertices = out.vertices.data();
-  const int corner_offset[8] = {0, 1, side, side + 1, plane, plane + 1, plane + side, plane + side + 1};
-  for (int z = 0; z + 1 < side; ++z) {
-    for (int y = 0; y + 1 < side; ++y) {
-      const int r = y + side * z;
-      unsigned cells = s.cell_rows[r];
-      if (cells == 0) continue;
-      const unsigned r00 = in[r], r01 = in[r + 1], r10 = in[r + side], r11 = in[r + side + 1];
-      while (cells != 0) {
-        const int x = std::countr_zero(cells);
-        cells &= cells - 1;
-        const unsigned pattern = ((r00 >> x) & 3) | (((r01 >> x) & 3) << 2) | (((r10 >> x) & 3) << 4) |
-                                 (((r11 >> x) & 3) << 6);
-        const CellPattern& cp = kCellPatterns[pattern];
-        const int base = x + r * side;
-        int sum[3] = {cp.constant[0], cp.constant[1], cp.constant[2]};
-        for (unsigned edges = cp.active; edges != 0; edges &= edges - 1) {
-          const int e = std::countr_zero(edges);
-          const int pair = s.weight[base + corner_offset[kCellEdges[e].lo]] + s.weight[base + corner_offset[kCellEdges[e].hi]];
-          sum[kCellEdges[e].axis] += ((cp.lower_inside >> e) & 1) ? pair : -pair;
-        }
-        const std::uint32_t reciprocal = kReciprocal[cp.count];
-        const int cell[3] = {x, y, z};
-        Vertex& v = vertices[vertex_count];
-        std::int16_t* coord[3] = {&v.x, &v.y, &v.z};
-        for (int a = 0; a < 3; ++a) {
-          const int mean = int((std::uint32_t(sum[a]) * reciprocal) >> 16);
-          *coord[a] = std::int16_t(kPositionScale * (cell[a] - apron) + kPositionScale / 2 + std::clamp(mean, 1, 255));
-        }
-        s.cell_vertex[base] = std::uint16_t(vertex_count++);
-      }
-    }
-  }
-  out.vertex_count = vertex_count;
-
-  // Step 5: quads, owned edges first.
-  const int cell_step[3][4] = {
-      {-side - plane, -plane, 0, -side},  // x-edge: (y, z) offsets (-1,-1) (0,-1) (0,0) (-1,0)
-      {-plane - 1, -1, 0, -plane},        // y-edge: (z, x) offsets
-      {-1 - side, -side, 0, -1},          // z-edge: (x, y) offsets
-  };
-  const int axis_step[3] = {1, side, plane};
-  std::uint16_t* indices = out.indices.data();
-  std::uint8_t* materials = out.materials.data();
-  int tri = 0;
-  const unsigned own_x = ((1u << own_hi) - 1) & ~((1u << own_lo) - 1);
-  auto emit = [&](bool owned) {
-    for (int z = lo; z < hi; ++z) {
-      for (int y = lo; y < hi; ++y) {
-        const int r = y + side * z;
-        const bool own_row = y >= own_lo && y < own_hi && z >= own_lo && z < own_hi;
-        const unsigned keep = own_row ? (owned ? own_x : ~own_x) : (owned ? 0u : ~0u);
-        for (int a = 0; a < 3; ++a) {
-          for (unsigned edges = s.edge_rows[a][r] & keep; edges != 0; edges &= edges - 1) {
-            const int x = std::countr_zero(edges);
-            const int p = x + r * side;
-            const bool lower_inside = (in[r] >> x) & 1;
-            std::uint16_t q[4];
-            for (int k = 0; k < 4; ++k) q[k] = s.cell_vertex[p + cell_step[a][k]];
-            if (!lower_inside) std::swap(q[1], q[3]);
-            const terrain::Voxel solid = box[lower_inside ? p : p + axis_step[a]];
-            auto at = [&](int k) { return vertices[q[k]]; };
-            auto dist2 = [](Vertex u, Vertex w) {
-              const int dx = u.x - w.x, dy = u.y - w.y, dz = u.z - w.z;
-              return dx * dx + dy * dy + dz * dz;
-            };
-            auto degenerate = [](Vertex u, Vertex v, Vertex w) {
-              const int ax = v.x - u.x, ay = v.y - u.y, az = v.z - u.z;
-              const int bx = w.x - u.x, by = w.y - u.y, bz = w.z - u.z;
-              return ay * bz - az * by == 0 && az * bx - ax * bz == 0 && ax * by - ay * bx == 0;
-            };
-            int d = dist2(at(0), at(2)) <= dist2(at(1), at(3)) ? 0 : 1;
-            if (degenerate(at(d), at(d + 1), at(d + 2)) || degenerate(at(d), at(d + 2), at((d + 3) & 3))) d ^= 1;
-            std::uint16_t* t = indices + 3 * tri;
-            t[0] = q[d];
-            t[1] = q[d + 1];
-            t[2] = q[d + 2];
-            t[3] = q[d];
-            t[4] = q[d + 2];
-            t[5] = q[(d + 3) & 3];
-            materials[tri] = materials[tri + 1] = solid.material;
-            tri += 2;
-          }
-        }
-      }
-    }
-  };
-  emit(true);
-  out.owned_triangle_count = tri;
-  if (apron == kWideApron) emit(false);
-  out.triangle_count = tri;
-  return tri;
+  const int triangles = apron == kApron ? meshBox<kApron>(box.data(), *m_scratch, out)
+                                        : meshBox<kWideApron>(box.data(), *m_scratch, out);
+  out.triangle_count = triangles;
+  return triangles;
 }
 
 }  // namespace vtp::mesher

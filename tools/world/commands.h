@@ -28,6 +28,7 @@ Command addInfoCommand(CLI::App& app);
 Command addCheckCommand(CLI::App& app);
 Command addCopyCommand(CLI::App& app);
 Command addEditCommand(CLI::App& app);
+Command addExportObjCommand(CLI::App& app);
 
 /// loadWorldFile, but refusing anything that is not a regular file before opening it (opening a FIFO would block).
 Result<terrain::LoadedWorld> loadWorld(const std::filesystem::path& path, bool salvage);

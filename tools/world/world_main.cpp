@@ -1,5 +1,5 @@
-// vtp-world: inspect, validate, copy and script-edit world files. This file builds the command line and dispatches to
-// the subcommand that was named; each subcommand lives in its own file (commands.h).
+// vtp-world: inspect, validate, copy, script-edit and export world files. This file builds the command line and
+// dispatches to the subcommand that was named; each subcommand lives in its own file (commands.h).
 #include "cli.h"
 #include "commands.h"
 #include "tool.h"
@@ -8,13 +8,14 @@ const char* const kToolName = "vtp-world";
 
 int toolMain(int argc, char** argv) {
   using namespace vtp::tools;
-  CLI::App app{"vtp-world: inspect, validate, copy and script-edit vtp world files (.vtw).\n"
+  CLI::App app{"vtp-world: inspect, validate, copy, script-edit and export vtp world files (.vtw).\n"
                "Exit codes: 0 ok, 1 invalid data (bad file, bad script), 2 usage error.",
                kToolName};
   app.require_subcommand(1);
   app.fallthrough(false);
   const world::Command commands[] = {world::addInfoCommand(app), world::addCheckCommand(app),
-                                     world::addCopyCommand(app), world::addEditCommand(app)};
+                                     world::addCopyCommand(app), world::addEditCommand(app),
+                                     world::addExportObjCommand(app)};
 
   if (auto code = parseArgs(app, argc, argv)) return *code;
   for (const world::Command& command : commands) {
