@@ -1,0 +1,134 @@
+#include "obj_writer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <numeric>
+
+namespace vtp::tools::world {
+namespace {
+
+// Appends `fixed` / 256 in exact decimal: 1/256 = 0.00390625, so the fraction times 390625 is an 8-digit decimal.
+void appendExact(std::string& out, std::int64_t fixed) {
+  if (fixed < 0) out.push_back('-');
+  const std::uint64_t mag = fixed < 0 ? 0 - std::uint64_t(fixed) : std::uint64_t(fixed);
+  char buf[32];
+  auto end = std::to_chars(buf, buf + sizeof buf, mag >> 8).ptr;
+  out.append(buf, end);
+  std::uint32_t frac = std::uint32_t(mag & 255) * 390625u;
+  if (frac == 0) return;
+  char digits[8];
+  for (int i = 7; i >= 0; --i, frac /= 10) digits[i] = char('0' + frac % 10);
+  int n = 8;
+  while (digits[n - 1] == '0') --n;
+  out.push_back('.');
+  out.append(digits, std::size_t(n));
+}
+
+void appendIndex(std::string& out, std::uint64_t one_based) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, one_based).ptr);
+}
+
+class ObjFile {
+ public:
+  explicit ObjFile(const std::filesystem::path& path) : m_path(path), m_file(std::fopen(path.c_str(), "wb")) {
+    if (!m_file) m_errno = errno;
+  }
+  ~ObjFile() {
+    if (m_file) std::fclose(m_file);
+  }
+  ObjFile(const ObjFile&) = delete;
+  ObjFile& operator=(const ObjFile&) = delete;
+
+  // Text goes into buffer() and is written in blocks of about 1 MiB; the first failure is kept for close().
+  std::string& buffer() { return m_buffer; }
+  void maybeFlush() {
+    if (m_buffer.size() >= (1u << 20)) flush();
+  }
+
+  Status close() {
+    flush();
+    if (m_file) {
+      if (std::fclose(m_file) != 0 && m_errno == 0) m_errno = errno;
+      m_file = nullptr;
+    }
+    if (m_errno == 0) return {};
+    if (m_opened) std::remove(m_path.c_str());
+    return Error{ErrorCode::kIo, "cannot write " + m_path.string() + ": " + std::strerror(m_errno), {}};
+  }
+
+ private:
+  void flush() {
+    if (m_file && m_errno == 0 && std::fwrite(m_buffer.data(), 1, m_buffer.size(), m_file) != m_buffer.size()) {
+      m_errno = errno ? errno : EIO;
+    }
+    m_buffer.clear();
+  }
+
+  std::filesystem::path m_path;
+  std::FILE* m_file;
+  bool m_opened = m_file != nullptr;
+  int m_errno = 0;
+  std::string m_buffer;
+};
+
+}  // namespace
+
+std::string exactVoxels(std::int64_t fixed) {
+  std::string s;
+  appendExact(s, fixed);
+  return s;
+}
+
+Status writeObj(const CollisionMesh& mesh, const terrain::MaterialTable& materials, const std::string& header,
+                const std::filesystem::path& path) {
+  ObjFile file(path);
+  std::string& out = file.buffer();
+  std::size_t start = 0;
+  while (start < header.size()) {
+    const std::size_t end = std::min(header.find('\n', start), header.size());
+    out += "# ";
+    out.append(header, start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+  for (const std::array<std::int64_t, 3>& p : mesh.positions) {
+    out += "v ";
+    appendExact(out, p[0]);
+    out += ' ';
+    appendExact(out, p[1]);
+    out += ' ';
+    appendExact(out, p[2]);
+    out += '\n';
+    file.maybeFlush();
+  }
+  // One group per material, in id order; within it, triangles keep the mesh's (chunk) order.
+  std::vector<std::uint32_t> order(mesh.triangles.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return mesh.materials[a] < mesh.materials[b]; });
+  int group = -1;
+  for (const std::uint32_t t : order) {
+    if (mesh.materials[t] != group) {
+      group = mesh.materials[t];
+      out += "g ";
+      out += materials.contains(std::uint8_t(group)) ? materials[std::uint8_t(group)].name
+                                                      : "m" + std::to_string(group);
+      out += '\n';
+    }
+    out += 'f';
+    for (const std::uint32_t i : mesh.triangles[t]) {
+      out += ' ';
+      appendIndex(out, std::uint64_t(i) + 1);
+    }
+    out += '\n';
+    file.maybeFlush();
+  }
+  return file.close();
+}
+
+}  // namespace vtp::tools::world
