@@ -20,3 +20,50 @@ if(TARGET vtp-world)
                    -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_run.cmake)
   set_tests_properties(vtp_world_copy_default_identical PROPERTIES LABELS tools TIMEOUT 120)
 endif()
+
+# `vtp-world export-obj` on the default world (issue 3): a small box gives valid triangles and a PNG; a box reaching
+# past storage is clipped (one past every axis exports exactly the whole world, one wholly outside exports nothing);
+# bad boxes are usage errors (2); a missing world or an unwritable output is invalid data (1).
+if(TARGET vtp-world)
+  set(export_out ${CMAKE_CURRENT_BINARY_DIR}/export_obj)
+  file(MAKE_DIRECTORY ${export_out})
+  set(default_world ${PROJECT_SOURCE_DIR}/data/worlds/default.vtw)
+  set(export_error_line "^vtp-world: [^\n]+\n$")
+  function(vtp_export_obj_run name)
+    add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:vtp-world> ${ARGN}
+                                  -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/scripts/check_run.cmake)
+    set_tests_properties(${name} PROPERTIES LABELS tools TIMEOUT 300)
+  endfunction()
+
+  add_test(NAME vtp_world_export_obj_box
+           COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:vtp-world>
+                   "-DRUN=export-obj|${default_world}|--box|-24,-16,-24,8,16,8|--out|${export_out}/box.obj|--png|${export_out}/box.png|--png-size|160x120"
+                   -DOBJ=${export_out}/box.obj -DPNG=${export_out}/box.png -DMIN_FACES=100
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_export_obj.cmake)
+  set_tests_properties(vtp_world_export_obj_box PROPERTIES LABELS tools TIMEOUT 300)
+  vtp_export_obj_run(vtp_world_export_obj_deterministic
+    "-DRUN1=export-obj|${default_world}|--box=-40,-48,-40,40,48,40|--out|${export_out}/det_a.obj"
+    "-DRUN2=export-obj|${default_world}|--box=-40,-48,-40,40,48,40|--out|${export_out}/det_b.obj"
+    "-DCLEAN=${export_out}/det_a.obj|${export_out}/det_b.obj" "-DSAME=${export_out}/det_a.obj|${export_out}/det_b.obj")
+  vtp_export_obj_run(vtp_world_export_obj_box_past_storage_is_whole_world
+    "-DRUN1=export-obj|${default_world}|--out|${export_out}/all.obj"
+    "-DRUN2=export-obj|${default_world}|--box|-20000000,-20000000,-20000000,20000000,20000000,20000000|--out|${export_out}/clipped.obj"
+    "-DCLEAN=${export_out}/all.obj|${export_out}/clipped.obj" "-DSAME=${export_out}/all.obj|${export_out}/clipped.obj")
+  vtp_export_obj_run(vtp_world_export_obj_box_outside_storage_is_empty
+    "-DRUN1=export-obj|${default_world}|--box|16777200,0,0,16777300,8,8|--out|${export_out}/outside.obj"
+    "-DCLEAN=${export_out}/outside.obj" "-DEXPECT_STDOUT= 0 triangles")
+  vtp_export_obj_run(vtp_world_export_obj_rejects_bad_box
+    "-DRUN1=export-obj|${default_world}|--box|1,2,3|--out|${export_out}/bad.obj"
+    "-DRUN2=export-obj|${default_world}|--box|0,0,0,0,8,8|--out|${export_out}/bad.obj"
+    -DEXPECT_EXIT=2 "-DEXPECT_STDERR=${export_error_line}")
+  vtp_export_obj_run(vtp_world_export_obj_rejects_bad_png_size
+    "-DRUN1=export-obj|${default_world}|--out|${export_out}/bad.obj|--png|${export_out}/bad.png|--png-size|0x0"
+    -DEXPECT_EXIT=2 "-DEXPECT_STDERR=${export_error_line}")
+  vtp_export_obj_run(vtp_world_export_obj_missing_world
+    "-DRUN1=export-obj|${export_out}/no-such-world.vtw|--out|${export_out}/bad.obj"
+    -DEXPECT_EXIT=1 "-DEXPECT_STDERR=${export_error_line}")
+  vtp_export_obj_run(vtp_world_export_obj_unwritable_out
+    "-DRUN1=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|${export_out}/no/such/dir/x.obj"
+    "-DRUN2=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|${export_out}/ok.obj|--png|${export_out}/no/such/dir/x.png"
+    -DEXPECT_EXIT=1 "-DEXPECT_STDERR=${export_error_line}")
+endif()
