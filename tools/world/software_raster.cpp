@@ -38,8 +38,9 @@ Camera makeCamera(const RenderView& view) {
   c.forward = {-c.toward_eye[0], -c.toward_eye[1], -c.toward_eye[2]};
   c.right = normalize(cross(c.forward, {0, 1, 0}));
   c.up = cross(c.right, c.forward);
-  // Sun high and to the upper left of the viewer, a little behind: slopes facing left and up are lit.
-  c.light = normalize({-0.55 * c.right[0] + 0.35 * c.toward_eye[0], 1.0, -0.55 * c.right[2] + 0.35 * c.toward_eye[2]});
+  // Sun to the upper left of the viewer, a little behind, fairly low so that relief shows: slopes facing left and up
+  // are lit.
+  c.light = normalize({-0.8 * c.right[0] + 0.3 * c.toward_eye[0], 0.75, -0.8 * c.right[2] + 0.3 * c.toward_eye[2]});
   return c;
 }
 
@@ -99,7 +100,7 @@ RgbImage renderOblique(std::span<const std::array<double, 3>> positions,
     if (front) {
       const double sky = 0.5 + 0.5 * n[1];  // hemisphere ambient: upward faces get more sky light
       const double lambert = std::max(0.0, dot(n, cam.light));
-      const double k = 0.22 + 0.18 * sky + 0.7 * lambert;
+      const double k = 0.2 + 0.15 * sky + 0.8 * lambert;
       const Rgb base = colours[t];
       auto shade = [k](std::uint8_t v) { return std::uint8_t(std::clamp(std::lround(v * k), 0l, 255l)); };
       colour = {shade(base.r), shade(base.g), shade(base.b)};
