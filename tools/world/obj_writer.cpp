@@ -78,12 +78,6 @@ class ObjFile {
 
 }  // namespace
 
-std::string exactVoxels(std::int64_t fixed) {
-  std::string s;
-  appendExact(s, fixed);
-  return s;
-}
-
 Status writeObj(const CollisionMesh& mesh, const terrain::MaterialTable& materials, const std::string& header,
                 const std::filesystem::path& path) {
   ObjFile file(path);

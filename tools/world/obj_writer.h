@@ -1,9 +1,9 @@
 #pragma once
-// Wavefront OBJ output of a CollisionMesh: `v x y z` lines in voxel units, printed exactly, then one `g <material>`
-// group per material with its `f a b c` triangles in the mesher's winding. Deterministic: the same mesh gives the
-// same bytes.
+// Wavefront OBJ output of a CollisionMesh: `v x y z` lines in voxel units, then one `g <material>` group per material
+// with its `f a b c` triangles in the mesher's winding. Coordinates are printed as the shortest exact decimal ("12",
+// "-0.5", "3.00390625"): every multiple of 1/256 has at most 8 decimals, so this is exact where "%.9g" would round
+// (100.00390625 has 11 significant digits). Deterministic: the same mesh gives the same bytes.
 
-#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -12,10 +12,6 @@
 #include "vtp/terrain/status.h"
 
 namespace vtp::tools::world {
-
-/// `fixed` ([Unit: 1/256 voxel]) as the shortest exact decimal in voxels: "12", "-0.5", "3.00390625". Every multiple
-/// of 1/256 has at most 8 decimals, so this is exact where "%.9g" would round (100.00390625 has 11 digits).
-std::string exactVoxels(std::int64_t fixed);
 
 /// Writes `mesh` to `path`; `header` becomes `#` comment lines at the top. Group names come from `materials` ("m<id>"
 /// for an id the table lacks). kIo, naming the path, on any write failure; a partial file is removed.
