@@ -102,69 +102,131 @@ inline bool degenerate(Vertex a, Vertex b, Vertex c) {
   return uy * vz - uz * vy == 0 && uz * vx - ux * vz == 0 && ux * vy - uy * vx == 0;
 }
 
-inline int dist2(Vertex a, Vertex b) {
-  const int dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
-  return dx * dx + dy * dy + dz * dz;
+// A vertex's (x, y, z) as int16 lanes 0..2 of a register; lane 3 is the next vertex's x (the buffer has a spare).
+inline __m128i loadVertex(const Vertex* v) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)); }
+
+// The split rule for quad v0 v1 v2 v3 (the header's "Split"): true for (v1,v2,v3),(v1,v3,v0), false for
+// (v0,v1,v2),(v0,v2,v3). Exact cross products are only needed when a triangle's area projected along the edge axis
+// is zero (a nonzero projection proves a nonzero area), so the common case stays in registers.
+[[gnu::cold]] inline bool splitExact(const Vertex* v, const unsigned q[4], bool split13) {
+  const Vertex &v0 = v[q[0]], &v1 = v[q[1]], &v2 = v[q[2]], &v3 = v[q[3]];
+  if (!split13) return degenerate(v0, v1, v2) || degenerate(v0, v2, v3);
+  return !(degenerate(v1, v2, v3) || degenerate(v1, v3, v0));
 }
 
-// Whether a triangle has nonzero area. The component of (b - a) x (c - a) along the quad's edge axis (twice the
-// projected area) settles it in the common case; only a zero there needs the full test.
 template <int kAxis>
-inline bool hasArea(Vertex a, Vertex b, Vertex c) {
-  const int u[3] = {b.x - a.x, b.y - a.y, b.z - a.z}, v[3] = {c.x - a.x, c.y - a.y, c.z - a.z};
-  constexpr int kB = (kAxis + 1) % 3, kC = (kAxis + 2) % 3;
-  return u[kB] * v[kC] - u[kC] * v[kB] != 0 || !degenerate(a, b, c);
+inline bool chooseSplit13(const Vertex* vertices, const unsigned q[4]) {
+  const __m128i v0 = loadVertex(vertices + q[0]), v1 = loadVertex(vertices + q[1]);
+  const __m128i v2 = loadVertex(vertices + q[2]), v3 = loadVertex(vertices + q[3]);
+  const __m128i v01 = _mm_unpacklo_epi64(v0, v1), v23 = _mm_unpacklo_epi64(v2, v3);
+  // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^10).
+  const __m128i xyz = _mm_setr_epi16(-1, -1, -1, 0, -1, -1, -1, 0);
+  const __m128i diff = _mm_and_si128(_mm_sub_epi16(v01, v23), xyz);
+  const __m128i sq = _mm_madd_epi16(diff, diff);  // (d02 xy, d02 z, d13 xy, d13 z)
+  const __m128i len = _mm_hadd_epi32(sq, sq);     // (d02, d13, ...)
+  const bool split13 = _mm_extract_epi32(len, 1) < _mm_cvtsi128_si32(len);
+  // P = (b0,c0, b1,c1, b2,c2, b3,c3): the coordinates across the edge axis. With cr(i,j) = b_i c_j - c_i b_j,
+  // E = (cr01, cr12, cr23, cr30) and D = (cr02, cr13, cr20, cr31), each one pmaddwd of P with P's pairs rotated
+  // and turned into (c, -b); twice the projected areas are then sums of three crosses (shoelace).
+  constexpr char kB = 2 * ((kAxis + 1) % 3), kC = 2 * ((kAxis + 2) % 3);
+  const __m128i pick = _mm_setr_epi8(kB, kB + 1, kC, kC + 1, 8 + kB, 9 + kB, 8 + kC, 9 + kC, -1, -1, -1, -1, -1, -1,
+                                     -1, -1);
+  const __m128i p = _mm_unpacklo_epi64(_mm_shuffle_epi8(v01, pick), _mm_shuffle_epi8(v23, pick));
+  const __m128i rot1 = _mm_setr_epi8(6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1);
+  const __m128i rot2 = _mm_setr_epi8(10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5);
+  const __m128i negate_b = _mm_setr_epi16(1, -1, 1, -1, 1, -1, 1, -1);
+  const __m128i e = _mm_madd_epi16(p, _mm_sign_epi16(_mm_shuffle_epi8(p, rot1), negate_b));
+  const __m128i d = _mm_madd_epi16(p, _mm_sign_epi16(_mm_shuffle_epi8(p, rot2), negate_b));
+  // Areas of (0,1,2) = E0+E1+D2, (0,2,3) = D0+E2+E3, (1,2,3) = E1+E2+D3, (1,3,0) = D1+E3+E0.
+  const __m128i a1 = _mm_unpacklo_epi32(e, d);                       // E0 D0 E1 D1
+  const __m128i a2 = _mm_shuffle_epi32(e, _MM_SHUFFLE(3, 2, 2, 1));  // E1 E2 E2 E3
+  const __m128i a3 = _mm_blend_epi32(_mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 0, 2)),
+                                     _mm_shuffle_epi32(e, _MM_SHUFFLE(0, 3, 0, 3)), 0b1010);  // D2 E3 D3 E0
+  const __m128i area = _mm_add_epi32(_mm_add_epi32(a1, a2), a3);
+  const int flat = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(area, _mm_setzero_si128())));
+  if ((flat & (split13 ? 0b1100 : 0b0011)) != 0) return splitExact(vertices, q, split13);
+  return split13;
 }
 
-// What the quad loop reads and writes, as restrict pointers: the byte-sized material stores would otherwise force
-// every other value to be reloaded after each quad.
+// What the quad loop reads and writes.
 struct QuadStreams {
-  const Vertex* __restrict vertices;
-  const std::uint16_t* __restrict cell_vertex;
-  const terrain::Voxel* __restrict box;
-  std::uint16_t* __restrict indices;
-  std::uint8_t* __restrict materials;
+  const Vertex* vertices;
+  const std::uint16_t* cell_vertex;
+  const terrain::Voxel* box;
+  std::uint16_t* indices;
+  std::uint8_t* materials;
 };
 
-// Step 5 for one row of edges along kAxis: one quad per set bit x, for the edge from voxel p0 + x.
-template <int kSide, int kAxis>
-inline int emitQuads(unsigned edges, unsigned inside_row, int p0, const QuadStreams& o, int tri) {
+// Four consecutive 16-bit rows as one word: bit 16 k + x is bit x of rows[k]. The bit loops below walk 4 rows per
+// word, which saves most of the per-row loop overhead (and its mispredicted exits).
+inline std::uint64_t fourRows(const std::uint16_t* rows) {
+  std::uint64_t w;
+  std::memcpy(&w, rows, sizeof w);
+  return w;
+}
+constexpr std::uint64_t firstRows(int count) { return count >= 4 ? ~std::uint64_t(0) : (std::uint64_t(1) << (16 * count)) - 1; }
+
+// Step 5 for every edge along kAxis with its lower voxel in the chunk (kRing false) or, with the wide apron, within
+// one voxel outside it (kRing true): one quad per active edge. Out of line, with the streams in local restrict
+// pointers: one axis' loop gets the registers to itself, and the byte-sized material stores cannot force reloads.
+template <int kSide, int kAxis, bool kRing>
+__attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams, int tri) {
   constexpr int kPlane = kSide * kSide;
   constexpr int kStep = kAxis == 0 ? 1 : kAxis == 1 ? kSide : kPlane;
+  constexpr int kOwnLo = (kSide - kChunkSize) / 2, kOwnHi = kOwnLo + kChunkSize;
+  constexpr int kLo = kRing ? 1 : kOwnLo, kHi = kRing ? kSide - 1 : kOwnHi;
+  constexpr unsigned kOwnX = ((1u << kOwnHi) - 1) & ~((1u << kOwnLo) - 1);
   // The 4 cells around the edge, counter-clockwise seen from +axis (the header's quad rule).
   constexpr int kCell[3][4] = {
       {-kSide - kPlane, -kPlane, 0, -kSide}, {-kPlane - 1, -1, 0, -kPlane}, {-1 - kSide, -kSide, 0, -1}};
-  for (; edges != 0; edges &= edges - 1) {
-    const int x = std::countr_zero(edges);
-    const int p = p0 + x;
-    const bool lower_inside = (inside_row >> x) & 1;
-    const std::uint16_t* cv = o.cell_vertex + p;
-    const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
-    const unsigned c1 = cv[kCell[kAxis][1]], c3 = cv[kCell[kAxis][3]];
-    // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid.
-    const unsigned q1 = lower_inside ? c1 : c3, q3 = lower_inside ? c3 : c1;
-    const Vertex v0 = o.vertices[q0], v1 = o.vertices[q1], v2 = o.vertices[q2], v3 = o.vertices[q3];
-    bool split13 = dist2(v1, v3) < dist2(v0, v2);
-    if (!split13) {
-      if (!hasArea<kAxis>(v0, v1, v2) || !hasArea<kAxis>(v0, v2, v3)) split13 = true;
-    } else if (!hasArea<kAxis>(v1, v2, v3) || !hasArea<kAxis>(v1, v3, v0)) {
-      split13 = false;
+  const Vertex* __restrict vertices = streams.vertices;
+  const std::uint16_t* __restrict cell_vertex = streams.cell_vertex;
+  const terrain::Voxel* __restrict box = streams.box;
+  std::uint16_t* __restrict indices = streams.indices + 3 * tri;
+  std::uint8_t* __restrict materials = streams.materials + tri;
+  const std::uint16_t* __restrict edge_rows = s.edge_rows[kAxis];
+  const std::uint16_t* __restrict inside_rows = s.inside_rows;
+  int quads = 0;
+  for (int z = kLo; z < kHi; ++z) {
+    for (int y0 = kLo; y0 < kHi; y0 += 4) {
+      const int r0 = y0 + kSide * z;
+      // Which x bits of each row to take: the owned ones, or in the ring pass everything the owned pass did not.
+      std::uint64_t keep = 0;
+      for (int k = 0; k < 4 && y0 + k < kHi; ++k) {
+        const int y = y0 + k;
+        const bool inner = y >= kOwnLo && y < kOwnHi && z >= kOwnLo && z < kOwnHi;
+        const unsigned row_keep = !kRing ? kOwnX : inner ? (~kOwnX & 0xFFFFu) : 0xFFFFu;
+        keep |= std::uint64_t(row_keep) << (16 * k);
+      }
+      const std::uint64_t inside = fourRows(inside_rows + r0);
+      for (std::uint64_t edges = fourRows(edge_rows + r0) & keep; edges != 0; edges &= edges - 1) {
+        const int bit = std::countr_zero(edges);
+        const int p = (r0 + (bit >> 4)) * kSide + (bit & 15);
+        const bool lower_inside = (inside >> bit) & 1;
+        const std::uint16_t* cv = cell_vertex + p;
+        const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
+        const unsigned c1 = cv[kCell[kAxis][1]], c3 = cv[kCell[kAxis][3]];
+        // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid.
+        const unsigned q1 = lower_inside ? c1 : c3, q3 = lower_inside ? c3 : c1;
+        const unsigned q[4] = {q0, q1, q2, q3};
+        const bool split13 = chooseSplit13<kAxis>(vertices, q);
+        // (v0,v1,v2),(v0,v2,v3) or (v1,v2,v3),(v1,v3,v0): the same pattern started one vertex later.
+        const unsigned a = split13 ? q1 : q0, b = split13 ? q2 : q1, c = split13 ? q3 : q2, d = split13 ? q0 : q3;
+        std::uint16_t* t = indices + 6 * quads;
+        t[0] = std::uint16_t(a);
+        t[1] = std::uint16_t(b);
+        t[2] = std::uint16_t(c);
+        t[3] = std::uint16_t(a);
+        t[4] = std::uint16_t(c);
+        t[5] = std::uint16_t(d);
+        const std::uint8_t material = box[lower_inside ? p : p + kStep].material;
+        materials[2 * quads] = material;
+        materials[2 * quads + 1] = material;
+        ++quads;
+      }
     }
-    // (v0,v1,v2),(v0,v2,v3) or (v1,v2,v3),(v1,v3,v0): the same pattern started one vertex later.
-    const unsigned a = split13 ? q1 : q0, b = split13 ? q2 : q1, c = split13 ? q3 : q2, d = split13 ? q0 : q3;
-    std::uint16_t* t = o.indices + 3 * tri;
-    t[0] = std::uint16_t(a);
-    t[1] = std::uint16_t(b);
-    t[2] = std::uint16_t(c);
-    t[3] = std::uint16_t(a);
-    t[4] = std::uint16_t(c);
-    t[5] = std::uint16_t(d);
-    const std::uint8_t material = o.box[lower_inside ? p : p + kStep].material;
-    o.materials[tri] = material;
-    o.materials[tri + 1] = material;
-    tri += 2;
   }
-  return tri;
+  return tri + 2 * quads;
 }
 
 template <int kApronSize>
@@ -208,22 +270,24 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
   int vertex_count = 0;
   Vertex* __restrict vertices = out.vertices.data();
   std::uint16_t* __restrict cell_vertex = s.cell_vertex;
+  constexpr int kCentre = kPositionScale / 2 - kPositionScale * kApronSize;
   for (int z = 0; z < kSide - 1; ++z) {
-    for (int y = 0; y < kSide - 1; ++y) {
-      const int r = y + kSide * z;
-      unsigned cells = s.cell_rows[r];
+    for (int y0 = 0; y0 < kSide - 1; y0 += 4) {
+      const int r0 = y0 + kSide * z;
+      std::uint64_t cells = fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0);
       if (cells == 0) continue;
-      const unsigned r00 = in[r], r01 = in[r + 1], r10 = in[r + kSide], r11 = in[r + kSide + 1];
-      constexpr int kCentre = kPositionScale / 2 - kPositionScale * kApronSize;
-      const __m128i row_base =
-          _mm_setr_epi32(kCentre, kPositionScale * y + kCentre, kPositionScale * z + kCentre, 0);
+      // Corner k of the cell at bit b is bit b (+1 for x) of the rows at r0 (+1 for y, +side for z).
+      const std::uint64_t r00 = fourRows(in + r0), r01 = fourRows(in + r0 + 1);
+      const std::uint64_t r10 = fourRows(in + r0 + kSide), r11 = fourRows(in + r0 + kSide + 1);
+      const __m128i word_base = _mm_setr_epi32(kCentre, kPositionScale * y0 + kCentre, kPositionScale * z + kCentre, 0);
       for (; cells != 0; cells &= cells - 1) {
-        const int x = std::countr_zero(cells);
-        const unsigned pattern =
-            ((r00 >> x) & 3) | (((r01 >> x) & 3) << 2) | (((r10 >> x) & 3) << 4) | (((r11 >> x) & 3) << 6);
-        const int base = x + r * kSide;
+        const int bit = std::countr_zero(cells);
+        const unsigned pattern = unsigned((r00 >> bit) & 3) | unsigned((r01 >> bit) & 3) << 2 |
+                                 unsigned((r10 >> bit) & 3) << 4 | unsigned((r11 >> bit) & 3) << 6;
+        const int x = bit & 15, dy = bit >> 4;
+        const int base = (r0 + dy) * kSide + x;
         __m128i v = cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]);
-        v = _mm_add_epi32(_mm_add_epi32(v, row_base), _mm_cvtsi32_si128(kPositionScale * x));
+        v = _mm_add_epi32(_mm_add_epi32(v, word_base), _mm_setr_epi32(kPositionScale * x, kPositionScale * dy, 0, 0));
         _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), _mm_packs_epi32(v, v));
         cell_vertex[base] = std::uint16_t(vertex_count++);
       }
@@ -233,26 +297,14 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
 
   // Step 5: quads, the owned edges first.
   const QuadStreams streams{vertices, cell_vertex, box, out.indices.data(), out.materials.data()};
-  constexpr int kOwnLo = kApronSize, kOwnHi = kApronSize + kChunkSize;
-  constexpr unsigned kOwnMask = ((1u << kOwnHi) - 1) & ~((1u << kOwnLo) - 1);
-  int tri = 0;
-  auto emit = [&](int y, int z, unsigned keep) {
-    const int r = y + kSide * z, p0 = r * kSide;
-    tri = emitQuads<kSide, 0>(s.edge_rows[0][r] & keep, in[r], p0, streams, tri);
-    tri = emitQuads<kSide, 1>(s.edge_rows[1][r] & keep, in[r], p0, streams, tri);
-    tri = emitQuads<kSide, 2>(s.edge_rows[2][r] & keep, in[r], p0, streams, tri);
-  };
-  for (int z = kOwnLo; z < kOwnHi; ++z) {
-    for (int y = kOwnLo; y < kOwnHi; ++y) emit(y, z, kOwnMask);
-  }
+  int tri = emitAxis<kSide, 0, false>(s, streams, 0);
+  tri = emitAxis<kSide, 1, false>(s, streams, tri);
+  tri = emitAxis<kSide, 2, false>(s, streams, tri);
   out.owned_triangle_count = tri;
   if constexpr (kApronSize == kWideApron) {
-    for (int z = kLo; z < kHi; ++z) {
-      for (int y = kLo; y < kHi; ++y) {
-        const bool own_row = y >= kOwnLo && y < kOwnHi && z >= kOwnLo && z < kOwnHi;
-        emit(y, z, own_row ? ~kOwnMask : ~0u);
-      }
-    }
+    tri = emitAxis<kSide, 0, true>(s, streams, tri);
+    tri = emitAxis<kSide, 1, true>(s, streams, tri);
+    tri = emitAxis<kSide, 2, true>(s, streams, tri);
   }
   return tri;
 }

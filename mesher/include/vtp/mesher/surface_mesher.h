@@ -31,8 +31,9 @@
 ///   integer cross product), the other split is used. Each triangle gets the material of the quad's inside voxel.
 /// - **Spill.** Every triangle lies within the 3^3 voxels around the inside voxel of its edge.
 ///
-/// Output order is deterministic (the same box always gives the same bytes): owned quads first, row by row of lower
-/// voxels (z, then y), within a row x-edges, y-edges, z-edges, each by x; vertices in box order of their cells.
+/// Output order is deterministic (the same box always gives the same bytes): owned quads first, then (wide apron)
+/// the neighbours'; within each, by edge axis (x, y, z), then by lower voxel in box order; vertices in box order of
+/// their cells.
 
 #include <array>
 #include <cstdint>
