@@ -13,6 +13,7 @@
 
 #include <immintrin.h>
 
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -26,13 +27,29 @@ constexpr int kMaxSide = boxSide(kWideApron);
 constexpr int kMaxVolume = boxVolume(kWideApron);
 
 // Scratch memory for one box. Weights are padded so 16-byte row loads never leave the array.
+// Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at offsets up to side + 1.
+constexpr int kRowSlots = 176;
+
 struct MeshScratch {
   alignas(32) std::uint8_t weight[kMaxVolume + 32];
-  std::uint16_t inside_rows[kMaxSide * kMaxSide];   // row y + side z, bit x: voxel (x, y, z) is inside
-  std::uint16_t edge_rows[3][kMaxSide * kMaxSide];  // bit x: the edge from (x, y, z) along the axis is active
-  std::uint16_t cell_rows[kMaxSide * kMaxSide];     // bit x: cell (x, y, z) has a vertex some quad uses
-  std::uint16_t cell_vertex[kMaxVolume];            // vertex index of each needed cell (others stale)
+  alignas(32) std::uint16_t inside_rows[kRowSlots];   // row y + side z, bit x: voxel (x, y, z) is inside
+  alignas(32) std::uint16_t edge_rows[3][kRowSlots];  // bit x: the edge from (x, y, z) along the axis is active
+  alignas(32) std::uint16_t cell_parts[3][kRowSlots];  // per edge row, the cells it needs in rows r, r-1, r-side
+  alignas(32) std::uint16_t cell_rows[kRowSlots];     // bit x: cell (x, y, z) has a vertex some quad uses
+  std::uint16_t cell_vertex[kMaxVolume];              // vertex index of each needed cell (others stale)
 };
+
+// For each row, the x bits whose edges are meshed: lower voxels in [1, side - 1) on every axis; 0 for other rows.
+template <int kSide>
+constexpr std::array<std::uint16_t, kRowSlots> makeEdgeMasks() {
+  std::array<std::uint16_t, kRowSlots> masks{};
+  for (int z = 1; z < kSide - 1; ++z) {
+    for (int y = 1; y < kSide - 1; ++y) masks[std::size_t(y + kSide * z)] = std::uint16_t(((1u << (kSide - 1)) - 1) & ~1u);
+  }
+  return masks;
+}
+template <int kSide>
+alignas(32) constexpr std::array<std::uint16_t, kRowSlots> kEdgeMasks = makeEdgeMasks<kSide>();
 
 // Step 1: weights, and whether the box has both an inside voxel (some weight >= 128) and an outside one.
 bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight) {
@@ -241,28 +258,31 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
     in[r] = std::uint16_t(unsigned(_mm_movemask_epi8(w)) & ((1u << kSide) - 1));
   }
 
-  // Step 3. Edges are meshed for lower voxels in [1, side - 1) on every axis: the chunk, or with the wide apron the
-  // chunk plus one voxel (the neighbours' triangles, emitted after the owned ones).
-  constexpr int kLo = 1, kHi = kSide - 1;
-  constexpr unsigned kRowMask = ((1u << kHi) - 1) & ~((1u << kLo) - 1);
-  std::fill_n(s.cell_rows, kPlane, std::uint16_t(0));
-  for (int z = kLo; z < kHi; ++z) {
-    for (int y = kLo; y < kHi; ++y) {
-      const int r = y + kSide * z;
-      const unsigned ex = (in[r] ^ (in[r] >> 1)) & kRowMask;
-      const unsigned ey = (in[r] ^ in[r + 1]) & kRowMask;
-      const unsigned ez = (in[r] ^ in[r + kSide]) & kRowMask;
-      s.edge_rows[0][r] = std::uint16_t(ex);
-      s.edge_rows[1][r] = std::uint16_t(ey);
-      s.edge_rows[2][r] = std::uint16_t(ez);
-      // Cells around an edge from (x, y, z): x-edges touch cells x, y-1..y, z-1..z; y-edges x-1..x, y, z-1..z;
-      // z-edges x-1..x, y-1..y, z.
-      const unsigned cy = ey | (ey >> 1), cz = ez | (ez >> 1);
-      s.cell_rows[r] = std::uint16_t(s.cell_rows[r] | ex | cy | cz);
-      s.cell_rows[r - 1] = std::uint16_t(s.cell_rows[r - 1] | ex | cz);
-      s.cell_rows[r - kSide] = std::uint16_t(s.cell_rows[r - kSide] | ex | cy);
-      s.cell_rows[r - 1 - kSide] = std::uint16_t(s.cell_rows[r - 1 - kSide] | ex);
-    }
+  // Step 3, 16 rows per vector. Edges are meshed for lower voxels in [1, side - 1) on every axis: the chunk, or with
+  // the wide apron the chunk plus one voxel (the neighbours' triangles, emitted after the owned ones). The cells
+  // around an edge from (x, y, z): x-edges touch cells x, y-1..y, z-1..z; y-edges x-1..x, y, z-1..z; z-edges x-1..x,
+  // y-1..y, z. So row r of cells gathers parts of the edge rows r, r+1, r+side and r+side+1.
+  auto load = [](const std::uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  auto store = [](std::uint16_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); };
+  constexpr int kVectorRows = (kPlane + kSide + 1 + 15) / 16 * 16;  // every row step 4 below may read
+  static_assert(kVectorRows + 16 <= kRowSlots);
+  for (int r = 0; r < kVectorRows; r += 16) {
+    const __m256i row = load(in + r), mask = load(kEdgeMasks<kSide>.data() + r);
+    const __m256i ex = _mm256_and_si256(_mm256_xor_si256(row, _mm256_srli_epi16(row, 1)), mask);
+    const __m256i ey = _mm256_and_si256(_mm256_xor_si256(row, load(in + r + 1)), mask);
+    const __m256i ez = _mm256_and_si256(_mm256_xor_si256(row, load(in + r + kSide)), mask);
+    store(s.edge_rows[0] + r, ex);
+    store(s.edge_rows[1] + r, ey);
+    store(s.edge_rows[2] + r, ez);
+    const __m256i cy = _mm256_or_si256(ey, _mm256_srli_epi16(ey, 1)), cz = _mm256_or_si256(ez, _mm256_srli_epi16(ez, 1));
+    store(s.cell_parts[0] + r, _mm256_or_si256(ex, _mm256_or_si256(cy, cz)));  // cells in row r
+    store(s.cell_parts[1] + r, _mm256_or_si256(ex, cz));                       // cells in row r - 1
+    store(s.cell_parts[2] + r, _mm256_or_si256(ex, cy));                       // cells in row r - side
+  }
+  for (int r = 0; r < kPlane; r += 16) {
+    store(s.cell_rows + r, _mm256_or_si256(_mm256_or_si256(load(s.cell_parts[0] + r), load(s.cell_parts[1] + r + 1)),
+                                           _mm256_or_si256(load(s.cell_parts[2] + r + kSide),
+                                                           load(s.edge_rows[0] + r + kSide + 1))));
   }
 
   // Step 4: vertices of the needed cells, in box order. Each is stored as 8 bytes (x, y, z and the next vertex's x,
