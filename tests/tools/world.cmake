@@ -66,4 +66,11 @@ if(TARGET vtp-world)
     "-DRUN1=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|${export_out}/no/such/dir/x.obj"
     "-DRUN2=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|${export_out}/ok.obj|--png|${export_out}/no/such/dir/x.png"
     -DEXPECT_EXIT=1 "-DEXPECT_STDERR=${export_error_line}")
+  # A write that fails part-way (a full disk) is an error too, and the device is left in place.
+  if(EXISTS /dev/full)
+    vtp_export_obj_run(vtp_world_export_obj_full_disk
+      "-DRUN1=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|/dev/full"
+      "-DRUN2=export-obj|${default_world}|--box|0,0,0,8,8,8|--out|${export_out}/ok.obj|--png|/dev/full"
+      -DEXPECT_EXIT=1 "-DEXPECT_STDERR=^vtp-world: cannot write /dev/full: [^\n]+\n$")
+  endif()
 endif()

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 namespace vtp::tools {
 namespace {
@@ -115,7 +116,9 @@ Status writePng(const RgbImage& image, const std::filesystem::path& path) {
   const int saved_errno = errno;
   const bool closed = std::fclose(f) == 0;
   if (!written || !closed) {
-    std::remove(path.c_str());
+    // Remove the partial file, but never a device or FIFO the user named (OUT may be /dev/full).
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
     return Error{ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(written ? errno : saved_errno),
                  {}};
   }

@@ -57,7 +57,9 @@ class ObjFile {
       m_file = nullptr;
     }
     if (m_errno == 0) return {};
-    if (m_opened) std::remove(m_path.c_str());
+    // Remove the partial file, but never a device or FIFO the user named (OUT may be /dev/full).
+    std::error_code ec;
+    if (m_opened && std::filesystem::is_regular_file(m_path, ec)) std::filesystem::remove(m_path, ec);
     return Error{ErrorCode::kIo, "cannot write " + m_path.string() + ": " + std::strerror(m_errno), {}};
   }
 

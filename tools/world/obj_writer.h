@@ -14,7 +14,7 @@
 namespace vtp::tools::world {
 
 /// Writes `mesh` to `path`; `header` becomes `#` comment lines at the top. Group names come from `materials` ("m<id>"
-/// for an id the table lacks). kIo, naming the path, on any write failure; a partial file is removed.
+/// for an id the table lacks). kIo, naming the path, on any write failure; a partial regular file is removed.
 Status writeObj(const CollisionMesh& mesh, const terrain::MaterialTable& materials, const std::string& header,
                 const std::filesystem::path& path);
 
