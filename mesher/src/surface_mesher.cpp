@@ -125,23 +125,24 @@ inline __m128i loadVertex(const Vertex* v) { return _mm_loadl_epi64(reinterpret_
 // The split rule for quad v0 v1 v2 v3 (the header's "Split"): true for (v1,v2,v3),(v1,v3,v0), false for
 // (v0,v1,v2),(v0,v2,v3). Exact cross products are only needed when a triangle's area projected along the edge axis
 // is zero (a nonzero projection proves a nonzero area), so the common case stays in registers.
-[[gnu::cold]] inline bool splitExact(const Vertex* v, const unsigned q[4], bool split13) {
-  const Vertex &v0 = v[q[0]], &v1 = v[q[1]], &v2 = v[q[2]], &v3 = v[q[3]];
+[[gnu::cold]] [[gnu::noinline]] unsigned splitExact(const Vertex* v, unsigned q0, unsigned q1, unsigned q2, unsigned q3,
+                                                    unsigned split13) {
+  const Vertex &v0 = v[q0], &v1 = v[q1], &v2 = v[q2], &v3 = v[q3];
   if (!split13) return degenerate(v0, v1, v2) || degenerate(v0, v2, v3);
   return !(degenerate(v1, v2, v3) || degenerate(v1, v3, v0));
 }
 
 template <int kAxis>
-inline bool chooseSplit13(const Vertex* vertices, const unsigned q[4]) {
-  const __m128i v0 = loadVertex(vertices + q[0]), v1 = loadVertex(vertices + q[1]);
-  const __m128i v2 = loadVertex(vertices + q[2]), v3 = loadVertex(vertices + q[3]);
+inline unsigned chooseSplit13(const Vertex* vertices, unsigned q0, unsigned q1, unsigned q2, unsigned q3) {
+  const __m128i v0 = loadVertex(vertices + q0), v1 = loadVertex(vertices + q1);
+  const __m128i v2 = loadVertex(vertices + q2), v3 = loadVertex(vertices + q3);
   const __m128i v01 = _mm_unpacklo_epi64(v0, v1), v23 = _mm_unpacklo_epi64(v2, v3);
   // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^10).
   const __m128i xyz = _mm_setr_epi16(-1, -1, -1, 0, -1, -1, -1, 0);
   const __m128i diff = _mm_and_si128(_mm_sub_epi16(v01, v23), xyz);
   const __m128i sq = _mm_madd_epi16(diff, diff);  // (d02 xy, d02 z, d13 xy, d13 z)
   const __m128i len = _mm_hadd_epi32(sq, sq);     // (d02, d13, ...)
-  const bool split13 = _mm_extract_epi32(len, 1) < _mm_cvtsi128_si32(len);
+  const unsigned split13 = _mm_extract_epi32(len, 1) < _mm_cvtsi128_si32(len) ? 1u : 0u;
   // P = (b0,c0, b1,c1, b2,c2, b3,c3): the coordinates across the edge axis. With cr(i,j) = b_i c_j - c_i b_j,
   // E = (cr01, cr12, cr23, cr30) and D = (cr02, cr13, cr20, cr31), each one pmaddwd of P with P's pairs rotated
   // and turned into (c, -b); twice the projected areas are then sums of three crosses (shoelace).
@@ -161,7 +162,7 @@ inline bool chooseSplit13(const Vertex* vertices, const unsigned q[4]) {
                                      _mm_shuffle_epi32(e, _MM_SHUFFLE(0, 3, 0, 3)), 0b1010);  // D2 E3 D3 E0
   const __m128i area = _mm_add_epi32(_mm_add_epi32(a1, a2), a3);
   const int flat = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(area, _mm_setzero_si128())));
-  if ((flat & (split13 ? 0b1100 : 0b0011)) != 0) return splitExact(vertices, q, split13);
+  if (((flat >> (2 * split13)) & 3) != 0) return splitExact(vertices, q0, q1, q2, q3, split13);
   return split13;
 }
 
@@ -219,24 +220,24 @@ __attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams
       for (std::uint64_t edges = fourRows(edge_rows + r0) & keep; edges != 0; edges &= edges - 1) {
         const int bit = std::countr_zero(edges);
         const int p = (r0 + (bit >> 4)) * kSide + (bit & 15);
-        const bool lower_inside = (inside >> bit) & 1;
+        const unsigned lower_inside = unsigned(inside >> bit) & 1;
         const std::uint16_t* cv = cell_vertex + p;
         const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
         const unsigned c1 = cv[kCell[kAxis][1]], c3 = cv[kCell[kAxis][3]];
-        // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid.
-        const unsigned q1 = lower_inside ? c1 : c3, q3 = lower_inside ? c3 : c1;
-        const unsigned q[4] = {q0, q1, q2, q3};
-        const bool split13 = chooseSplit13<kAxis>(vertices, q);
-        // (v0,v1,v2),(v0,v2,v3) or (v1,v2,v3),(v1,v3,v0): the same pattern started one vertex later.
-        const unsigned a = split13 ? q1 : q0, b = split13 ? q2 : q1, c = split13 ? q3 : q2, d = split13 ? q0 : q3;
-        std::uint16_t* t = indices + 6 * quads;
-        t[0] = std::uint16_t(a);
-        t[1] = std::uint16_t(b);
-        t[2] = std::uint16_t(c);
-        t[3] = std::uint16_t(a);
-        t[4] = std::uint16_t(c);
-        t[5] = std::uint16_t(d);
-        const std::uint8_t material = box[lower_inside ? p : p + kStep].material;
+        // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid. Branch-free
+        // (here and below): which end is inside is a coin toss the predictor cannot learn.
+        const unsigned swap = (c1 ^ c3) & (0u - (lower_inside ^ 1u));
+        const unsigned q1 = c1 ^ swap, q3 = c3 ^ swap;
+        const unsigned split13 = chooseSplit13<kAxis>(vertices, q0, q1, q2, q3);
+        // (v0,v1,v2),(v0,v2,v3), or for split13 the same started one vertex later: rotate the packed indices.
+        const std::uint64_t packed = std::uint64_t(q0) | std::uint64_t(q1) << 16 | std::uint64_t(q2) << 32 |
+                                     std::uint64_t(q3) << 48;
+        const std::uint64_t r = std::rotr(packed, int(16 * split13));  // (a, b, c, d)
+        const std::uint64_t first = (r & 0x0000FFFFFFFFFFFFull) | r << 48;   // a b c a
+        const std::uint32_t second = std::uint32_t(r >> 32);               // c d
+        std::memcpy(indices + 6 * quads, &first, sizeof first);
+        std::memcpy(indices + 6 * quads + 4, &second, sizeof second);
+        const std::uint8_t material = box[p + kStep * int(lower_inside ^ 1u)].material;
         materials[2 * quads] = material;
         materials[2 * quads + 1] = material;
         ++quads;
