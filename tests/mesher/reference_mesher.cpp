@@ -109,21 +109,12 @@ void emitQuad(const VoxelGrid& grid, VoxelCoord p, int a, std::vector<MeshTriang
     o[std::size_t(c)] = kCellOffsets[i][1];
     q[i] = cellVertex(grid, offset(p, o));
   }
-  // Normal from the inside end to the outside end: as is when the lower end is inside, else the order reversed.
-  if (!lower_inside) q = {q[3], q[2], q[1], q[0]};
-
-  // Shorter diagonal (ties: v0-v2); if that split has a zero-area triangle, the other one.
-  const std::array<std::array<std::size_t, 3>, 2> split02{{{0, 1, 2}, {0, 2, 3}}};
-  const std::array<std::array<std::size_t, 3>, 2> split13{{{1, 2, 3}, {1, 3, 0}}};
-  const bool prefer02 = squaredDistance(q[0], q[2]) <= squaredDistance(q[1], q[3]);
-  auto degenerate = [&](const std::array<std::array<std::size_t, 3>, 2>& s) {
-    return zeroArea(q[s[0][0]], q[s[0][1]], q[s[0][2]]) || zeroArea(q[s[1][0]], q[s[1][1]], q[s[1][2]]);
-  };
-  const auto& first = prefer02 ? split02 : split13;
-  const auto& second = prefer02 ? split13 : split02;
-  const auto& chosen = degenerate(first) ? second : first;
-  for (const auto& tri : chosen) {
-    out.push_back(MeshTriangle{{q[tri[0]], q[tri[1]], q[tri[2]]}, material});
+  // Normal from the inside end to the outside end: as is when the lower end is inside, else the cyclic order
+  // reversed keeping the first cell first, (v0, v3, v2, v1). The header says only "reversed"; which cell then comes
+  // first decides the diagonal on a tie (|v0-v2| == |v1-v3|), and the fast mesher keeps v0 first.
+  if (!lower_inside) q = {q[0], q[3], q[2], q[1]};
+  for (const auto& tri : splitQuad(q)) {
+    out.push_back(MeshTriangle{tri, material});
     if (inside_voxels != nullptr) inside_voxels->push_back(inside_voxel);
   }
 }
@@ -131,6 +122,21 @@ void emitQuad(const VoxelGrid& grid, VoxelCoord p, int a, std::vector<MeshTriang
 std::int64_t floorDiv(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 }  // namespace
+
+std::array<std::array<FixedPoint, 3>, 2> splitQuad(const std::array<FixedPoint, 4>& q) {
+  // Shorter diagonal (ties: v0-v2); if that split has a zero-area triangle, the other one.
+  using Split = std::array<std::array<std::size_t, 3>, 2>;
+  constexpr Split kSplit02{{{0, 1, 2}, {0, 2, 3}}};
+  constexpr Split kSplit13{{{1, 2, 3}, {1, 3, 0}}};
+  auto degenerate = [&](const Split& s) {
+    return zeroArea(q[s[0][0]], q[s[0][1]], q[s[0][2]]) || zeroArea(q[s[1][0]], q[s[1][1]], q[s[1][2]]);
+  };
+  const bool prefer02 = squaredDistance(q[0], q[2]) <= squaredDistance(q[1], q[3]);
+  const Split& first = prefer02 ? kSplit02 : kSplit13;
+  const Split& second = prefer02 ? kSplit13 : kSplit02;
+  const Split& chosen = degenerate(first) ? second : first;
+  return {{{q[chosen[0][0]], q[chosen[0][1]], q[chosen[0][2]]}, {q[chosen[1][0]], q[chosen[1][1]], q[chosen[1][2]]}}};
+}
 
 // --- Grid -------------------------------------------------------------------------------------------------------
 
@@ -142,7 +148,9 @@ Voxel VoxelGrid::at(VoxelCoord v) const {
 
 Voxel VoxelGrid::atOrAir(VoxelCoord v) const { return box.contains(v) ? at(v) : terrain::kAir; }
 
-VoxelGrid makeGrid(const VoxelBox& box, Voxel fill) { return VoxelGrid{box, std::vector<Voxel>(std::size_t(box.volume()), fill)}; }
+VoxelGrid makeGrid(const VoxelBox& box, Voxel fill) {
+  return VoxelGrid{box, std::vector<Voxel>(std::size_t(box.volume()), fill)};
+}
 
 // --- Meshing ----------------------------------------------------------------------------------------------------
 
@@ -171,7 +179,8 @@ std::vector<MeshTriangle> referenceMesh(const VoxelGrid& grid, const VoxelBox& b
 
 std::vector<MeshTriangle> referenceMesh(const VoxelGrid& grid, const VoxelBox& owned,
                                         std::vector<VoxelCoord>* inside_voxels) {
-  return referenceMesh(grid, owned, [](VoxelCoord) { return true; }, inside_voxels);
+  return referenceMesh(
+      grid, owned, [](VoxelCoord) { return true; }, inside_voxels);
 }
 
 std::vector<MeshTriangle> referenceMeshRing(const VoxelGrid& grid, const VoxelBox& outer, const VoxelBox& inner) {
@@ -203,7 +212,8 @@ std::size_t duplicateCount(const std::vector<MeshTriangle>& triangles) {
   return std::size_t(positions.end() - std::unique(positions.begin(), positions.end()));
 }
 
-std::vector<MeshTriangle> worldTriangles(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk, int first, int last) {
+std::vector<MeshTriangle> worldTriangles(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk, int first,
+                                         int last) {
   const FixedPoint origin{chunk.x * terrain::kChunkSize * 256, chunk.y * terrain::kChunkSize * 256,
                           chunk.z * terrain::kChunkSize * 256};
   std::vector<MeshTriangle> out;
@@ -238,7 +248,8 @@ VoxelGrid subGrid(const VoxelGrid& grid, const VoxelBox& box) {
 
 VoxelGrid readGrid(const terrain::World& world, const VoxelBox& box) {
   VoxelGrid out = makeGrid(box);
-  if (const Status s = world.readBox(box, out.voxels); !s.ok()) throw std::runtime_error("readBox: " + s.error().message);
+  if (const Status s = world.readBox(box, out.voxels); !s.ok())
+    throw std::runtime_error("readBox: " + s.error().message);
   return out;
 }
 
@@ -247,7 +258,8 @@ FastChunk fastMeshChunk(mesher::SurfaceMesher& mesher, mesher::ChunkMesh& out, c
   const VoxelGrid box = subGrid(grid, apronBox(chunk, apron));
   const Result<int> r = mesher.mesh(box.voxels, apron, out);
   if (!r.ok()) throw std::runtime_error("SurfaceMesher::mesh: " + r.error().message);
-  if (*r != out.triangle_count) throw std::runtime_error("SurfaceMesher::mesh returned a count that is not triangle_count");
+  if (*r != out.triangle_count)
+    throw std::runtime_error("SurfaceMesher::mesh returned a count that is not triangle_count");
   return {worldTriangles(out, chunk, 0, out.owned_triangle_count),
           worldTriangles(out, chunk, out.owned_triangle_count, out.triangle_count)};
 }
@@ -276,7 +288,8 @@ double areaVoxels(const MeshTriangle& t) {
   return 0.5 * len / (256.0 * 256.0);
 }
 
-EdgeCensus edgeCensus(const std::vector<MeshTriangle>& triangles, const std::function<bool(const FixedPoint&)>& interior) {
+EdgeCensus edgeCensus(const std::vector<MeshTriangle>& triangles,
+                      const std::function<bool(const FixedPoint&)>& interior) {
   // (lower end, upper end, +1 when directed lower -> upper else -1), sorted so each undirected edge is one run.
   std::vector<std::tuple<FixedPoint, FixedPoint, int>> edges;
   edges.reserve(3 * triangles.size());
@@ -339,9 +352,12 @@ std::size_t tJunctionCount(const std::vector<MeshTriangle>& triangles) {
   for (const auto& [a, b] : edges) {
     const CellKey ca = cellOf(a), cb = cellOf(b);
     bool found = false;
-    for (std::int32_t z = std::min(std::get<2>(ca), std::get<2>(cb)); z <= std::max(std::get<2>(ca), std::get<2>(cb)); ++z) {
-      for (std::int32_t y = std::min(std::get<1>(ca), std::get<1>(cb)); y <= std::max(std::get<1>(ca), std::get<1>(cb)); ++y) {
-        for (std::int32_t x = std::min(std::get<0>(ca), std::get<0>(cb)); x <= std::max(std::get<0>(ca), std::get<0>(cb)); ++x) {
+    for (std::int32_t z = std::min(std::get<2>(ca), std::get<2>(cb)); z <= std::max(std::get<2>(ca), std::get<2>(cb));
+         ++z) {
+      for (std::int32_t y = std::min(std::get<1>(ca), std::get<1>(cb)); y <= std::max(std::get<1>(ca), std::get<1>(cb));
+           ++y) {
+        for (std::int32_t x = std::min(std::get<0>(ca), std::get<0>(cb));
+             x <= std::max(std::get<0>(ca), std::get<0>(cb)); ++x) {
           const auto it = by_cell.find({x, y, z});
           if (it == by_cell.end()) continue;
           for (const FixedPoint& w : it->second) {

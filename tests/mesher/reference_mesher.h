@@ -52,6 +52,10 @@ std::vector<MeshTriangle> referenceMesh(const VoxelGrid& grid, const terrain::Vo
                                         const std::function<bool(terrain::VoxelCoord)>& owns,
                                         std::vector<terrain::VoxelCoord>* inside_voxels = nullptr);
 
+/// The split rule on its own: quad v0 v1 v2 v3 (in winding order) as (v0,v1,v2),(v0,v2,v3) when
+/// |v0-v2|^2 <= |v1-v3|^2, else (v1,v2,v3),(v1,v3,v0); the other split when the chosen one has a zero-area triangle.
+std::array<std::array<FixedPoint, 3>, 2> splitQuad(const std::array<FixedPoint, 4>& q);
+
 /// The triangles of every active edge whose lower voxel lies in `owned` ("mesh a region as one box").
 std::vector<MeshTriangle> referenceMesh(const VoxelGrid& grid, const terrain::VoxelBox& owned,
                                         std::vector<terrain::VoxelCoord>* inside_voxels = nullptr);
@@ -101,10 +105,10 @@ double areaVoxels(const MeshTriangle& t);
 
 /// What the directed-edge census of a mesh found.
 struct EdgeCensus {
-  std::size_t checked_edges = 0;   ///< Undirected edges examined.
-  std::size_t unmatched = 0;       ///< Undirected edges where count(a->b) != count(b->a).
-  std::size_t non_manifold = 0;    ///< Undirected edges used by more than two triangles.
-  std::size_t boundary = 0;        ///< Undirected edges used by exactly one triangle.
+  std::size_t checked_edges = 0;  ///< Undirected edges examined.
+  std::size_t unmatched = 0;      ///< Undirected edges where count(a->b) != count(b->a).
+  std::size_t non_manifold = 0;   ///< Undirected edges used by more than two triangles.
+  std::size_t boundary = 0;       ///< Undirected edges used by exactly one triangle.
 };
 /// Counts every directed edge by exact vertex positions and compares it with its reverse. Only edges with at least one
 /// end for which `interior` holds are examined (all when `interior` is empty).

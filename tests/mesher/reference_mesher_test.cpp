@@ -1,9 +1,9 @@
 // The oracle checked against hand-computed cases and the header's own promises before it judges the fast mesher.
+#include "mesher/reference_mesher.h"
+
 #include <doctest/doctest.h>
 
 #include <random>
-
-#include "mesher/reference_mesher.h"
 
 using namespace vtp::terrain;
 using vtp::test::FixedPoint;
@@ -16,9 +16,8 @@ constexpr Voxel kRock{2, 255};
 
 // A grid around voxel box `inner` with one voxel of margin, filled with `fill`.
 VoxelGrid gridAround(const VoxelBox& inner, Voxel fill) {
-  return vtp::test::makeGrid({{inner.min.x - 1, inner.min.y - 1, inner.min.z - 1},
-                              {inner.max.x + 1, inner.max.y + 1, inner.max.z + 1}},
-                             fill);
+  return vtp::test::makeGrid(
+      {{inner.min.x - 1, inner.min.y - 1, inner.min.z - 1}, {inner.max.x + 1, inner.max.y + 1, inner.max.z + 1}}, fill);
 }
 
 void set(VoxelGrid& g, VoxelCoord v, Voxel value) {
@@ -118,6 +117,18 @@ TEST_CASE("ReferenceMesher") {
       }
       CHECK(found);
     }
+  }
+
+  SUBCASE("a quad is split on its shorter diagonal, v0-v2 on a tie, and never into a zero-area triangle") {
+    using Quad = std::array<FixedPoint, 4>;
+    using Split = std::array<std::array<FixedPoint, 3>, 2>;
+    const FixedPoint a{0, 0, 0}, b{100, 0, 0}, c{100, 100, 0}, d{0, 100, 0};
+    CHECK(vtp::test::splitQuad(Quad{a, b, c, d}) == Split{{{a, b, c}, {a, c, d}}});
+    const FixedPoint c_far{150, 150, 0};  // |v0-v2| longer: split on v1-v3
+    CHECK(vtp::test::splitQuad(Quad{a, b, c_far, d}) == Split{{{b, c_far, d}, {b, d, a}}});
+    // v1 on the segment v0-v2 while v0-v2 is the shorter diagonal: (v0,v1,v2) would have zero area.
+    const FixedPoint mid{100, 0, 0}, end{200, 0, 0}, top{100, 300, 0};
+    CHECK(vtp::test::splitQuad(Quad{a, mid, end, top}) == Split{{{mid, end, top}, {mid, top, a}}});
   }
 
   SUBCASE("meshing a region as one box equals meshing its sub-boxes, and the ring adds the rest") {
