@@ -205,11 +205,17 @@ TEST_CASE("SurfaceMesher matches the reference") {
 
   SUBCASE("full, empty and water-only boxes give no triangles") {
     const ChunkCoord c{3, -4, 1};
-    for (Voxel fill : {kAir, kRock, Voxel{2, 128}, Voxel{1, 255}, Voxel{4, 127}, Voxel{9, 0}}) {
+    for (Voxel fill : {kAir, kRock, Voxel{2, 128}, Voxel{1, 255}, Voxel{4, 127}, Voxel{9, 0}, Voxel{0, 200}}) {
       const auto g = gridOf(c, [&](VoxelCoord) { return fill; });
       CHECK(checkChunk(mesher, out, g, c) == 0);
       CHECK(out.triangle_count == 0);
     }
+    // Not uniform, but all outside (air, water, solids below 128) or all inside (mixed solids and weights).
+    std::mt19937_64 rng(61);
+    const Voxel kOutside[] = {kAir, Voxel{1, 90}, Voxel{3, 127}, Voxel{5, 1}};
+    const Voxel kInside[] = {Voxel{2, 128}, Voxel{3, 255}, Voxel{6, 200}};
+    CHECK(checkChunk(mesher, out, gridOf(c, [&](VoxelCoord) { return kOutside[rng() % 4]; }), c) == 0);
+    CHECK(checkChunk(mesher, out, gridOf(c, [&](VoxelCoord) { return kInside[rng() % 3]; }), c) == 0);
   }
 
   SUBCASE("a solid chunk in air and an air chunk in solid match the reference on every face") {
