@@ -22,14 +22,15 @@ inline constexpr CellEdge kCellEdges[12] = {
     {4, 6, 1}, {5, 7, 1}, {0, 4, 2}, {1, 5, 2}, {2, 6, 2}, {3, 7, 2},
 };
 
-// Laid out for the vertex kernel: `sign` multiplies the 12 edges' weight pairs (pmaddwd), `constant` and the
-// reciprocal of `count` finish the per-axis means.
+// Laid out for the vertex kernel: `sign` multiplies the corner weights of the 12 edges, arranged as the kernel's
+// shuffle lays them out (edges 0..7 as byte pairs in the low 16 bytes, edges 8..11 in the next 8); `constant` and
+// the reciprocal of the edge count finish the per-axis means.
 struct alignas(32) CellPattern {
-  std::int16_t sign[16] = {};     // edge e: +1 lower corner inside, -1 upper corner inside, 0 inactive
+  std::int8_t sign[32] = {};      // per corner byte of an edge: +1 lower corner inside, -1 upper inside, 0 inactive
   std::int32_t constant[4] = {};  // per axis (x, y, z, unused) [Unit: 1/256 voxel]
-  std::uint32_t reciprocal = 0;   // ceil(2^16 / count): sum * reciprocal >> 16 == floor(sum / count) for sums <= 3072
+  std::uint16_t reciprocal = 0;   // ceil(2^16 / count): (sum * reciprocal) >> 16 == floor(sum / count), sum <= 3072
   std::uint16_t active = 0;       // bit e: edge e has one inside end
-  std::uint8_t count = 0;         // active edges
+  std::uint8_t count = 0;         // active edges (3..12 when any; a cell with a sign change has at least 3)
 };
 
 constexpr std::array<CellPattern, 256> makeCellPatterns() {
@@ -41,7 +42,8 @@ constexpr std::array<CellPattern, 256> makeCellPatterns() {
       const bool lo_in = (pattern >> edge.lo) & 1, hi_in = (pattern >> edge.hi) & 1;
       if (lo_in == hi_in) continue;
       p.active = std::uint16_t(p.active | (1 << e));
-      p.sign[e] = lo_in ? 1 : -1;
+      const int byte = e < 8 ? 2 * e : 16 + 2 * (e - 8);
+      p.sign[byte] = p.sign[byte + 1] = std::int8_t(lo_in ? 1 : -1);
       ++p.count;
       for (int a = 0; a < 3; ++a) {
         if (a == edge.axis) {
@@ -51,7 +53,7 @@ constexpr std::array<CellPattern, 256> makeCellPatterns() {
         }
       }
     }
-    if (p.count > 0) p.reciprocal = (65536u + p.count - 1) / p.count;
+    if (p.count > 0) p.reciprocal = std::uint16_t((65536u + p.count - 1) / p.count);
   }
   return table;
 }

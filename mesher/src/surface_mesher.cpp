@@ -113,9 +113,10 @@ bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight)
   return some_inside && some_outside;
 }
 
-// Step 4: the vertex of one cell, as 32-bit lanes (x, y, z, 0) of offsets 1..255 from the cell's lowest voxel centre.
-// The 8 corner weights go into one register; two byte shuffles pair them up per edge, pmaddwd with the pattern's
-// signs sums each axis' edges, and the pattern's constant and reciprocal finish the floor of the mean.
+// Step 4: the vertex of one cell, as int16 lanes (x, y, z, 0) of offsets 1..255 from the cell's lowest voxel centre.
+// The 8 corner weights go into one register; a byte shuffle lays out each edge's two corners, pmaddubsw with the
+// pattern's signs gives the signed weight pairs, pmaddwd and phaddd sum them per axis, and the pattern's constant and
+// reciprocal finish the floor of the mean.
 template <int kSide>
 inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
   auto pair = [](const std::uint8_t* p) {
@@ -128,18 +129,30 @@ inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
   w = _mm_insert_epi16(w, pair(corner0 + kSide), 1);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane), 2);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane + kSide), 3);
-  // Corners of edges 0..11 (kCellEdges): lower ends, then upper ends; lanes 12..15 read zero.
-  const __m128i lo_idx = _mm_setr_epi8(0, 2, 4, 6, 0, 1, 4, 5, 0, 1, 2, 3, -1, -1, -1, -1);
-  const __m128i hi_idx = _mm_setr_epi8(1, 3, 5, 7, 2, 3, 6, 7, 4, 5, 6, 7, -1, -1, -1, -1);
-  const __m256i pairs = _mm256_add_epi16(_mm256_cvtepu8_epi16(_mm_shuffle_epi8(w, lo_idx)),
-                                         _mm256_cvtepu8_epi16(_mm_shuffle_epi8(w, hi_idx)));
-  const __m256i signed_pairs = _mm256_madd_epi16(pairs, _mm256_load_si256(reinterpret_cast<const __m256i*>(cp.sign)));
-  const __m256i sums = _mm256_hadd_epi32(signed_pairs, signed_pairs);  // lanes 0, 1: x, y; lane 4: z
+  // Corner pairs of edges 0..7 (kCellEdges) in the low half, of edges 8..11 in the high half; -1 reads zero.
+  const __m256i corners = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 1, 3, 4, 6, 5, 7,  //
+                                           0, 4, 1, 5, 2, 6, 3, 7, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i weights = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(w), corners);
+  const __m256i pairs =
+      _mm256_maddubs_epi16(weights, _mm256_load_si256(reinterpret_cast<const __m256i*>(cp.sign)));  // |.| <= 510
+  const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // x x y y | z z 0 0
+  const __m256i sums = _mm256_hadd_epi32(quads, quads);                  // lanes 0, 1: x, y; lane 4: z
   __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-  v = _mm_add_epi32(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));
-  v = _mm_srli_epi32(_mm_mullo_epi32(v, _mm_set1_epi32(int(cp.reciprocal))), 16);
-  return _mm_min_epi32(_mm_max_epi32(v, _mm_set1_epi32(1)), _mm_set1_epi32(255));
+  v = _mm_add_epi32(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));  // 0..3072
+  v = _mm_mulhi_epu16(_mm_packs_epi32(v, v), _mm_set1_epi16(short(cp.reciprocal)));
+  return _mm_min_epi16(_mm_max_epi16(v, _mm_set1_epi16(1)), _mm_set1_epi16(255));
 }
+
+// Per bit of a 4-row word (bit 16 dy + x, see fourRows): the position offset (256 x, 256 dy, 0, 0) as int16 lanes.
+constexpr std::array<std::uint64_t, 64> makeBitOffsets() {
+  std::array<std::uint64_t, 64> offsets{};
+  for (int bit = 0; bit < 64; ++bit) {
+    offsets[std::size_t(bit)] = std::uint64_t(kPositionScale * (bit & 15)) |
+                                std::uint64_t(kPositionScale * (bit >> 4)) << 16;
+  }
+  return offsets;
+}
+constexpr std::array<std::uint64_t, 64> kBitOffsets = makeBitOffsets();
 
 // Exact test for a zero-area triangle (all three cross-product components zero).
 inline bool degenerate(Vertex a, Vertex b, Vertex c) {
@@ -329,16 +342,16 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
       // Corner k of the cell at bit b is bit b (+1 for x) of the rows at r0 (+1 for y, +side for z).
       const std::uint64_t r00 = fourRows(in + r0), r01 = fourRows(in + r0 + 1);
       const std::uint64_t r10 = fourRows(in + r0 + kSide), r11 = fourRows(in + r0 + kSide + 1);
-      const __m128i word_base = _mm_setr_epi32(kCentre, kPositionScale * y0 + kCentre, kPositionScale * z + kCentre, 0);
+      const __m128i word_base = _mm_setr_epi16(short(kCentre), short(kPositionScale * y0 + kCentre),
+                                               short(kPositionScale * z + kCentre), 0, 0, 0, 0, 0);
       for (; cells != 0; cells &= cells - 1) {
         const int bit = std::countr_zero(cells);
         const unsigned pattern = unsigned((r00 >> bit) & 3) | unsigned((r01 >> bit) & 3) << 2 |
                                  unsigned((r10 >> bit) & 3) << 4 | unsigned((r11 >> bit) & 3) << 6;
-        const int x = bit & 15, dy = bit >> 4;
-        const int base = (r0 + dy) * kSide + x;
-        __m128i v = cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]);
-        v = _mm_add_epi32(_mm_add_epi32(v, word_base), _mm_setr_epi32(kPositionScale * x, kPositionScale * dy, 0, 0));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), _mm_packs_epi32(v, v));
+        const int base = (r0 + (bit >> 4)) * kSide + (bit & 15);
+        const __m128i offset = _mm_add_epi16(word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
+        const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]), offset);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), v);
         cell_vertex[base] = std::uint16_t(vertex_count++);
       }
     }
