@@ -1,6 +1,7 @@
-// README "Using vtp in your server": load a world, edit it, save it.
+// README "Using vtp in your server": load a world, edit it, mesh a chunk, save it.
 #include <cstdio>
 
+#include <vtp/mesher/surface_mesher.h>
 #include <vtp/terrain/world.h>
 #include <vtp/terrain/world_file.h>
 
@@ -31,9 +32,14 @@ int main(int argc, char** argv) {
   if (!dig.ok() || !build.ok() || bad.ok()) return 1;
   std::printf("rejected: %s\n", bad.error().message.c_str());
 
-  // Read what a mesher needs: a chunk plus a 1-voxel apron, 10^3 voxels.
-  std::vector<Voxel> box(1000);
+  // Mesh chunk (0,0,0): read it with a 1-voxel apron (10^3 voxels), then surface nets into reusable buffers.
+  std::vector<Voxel> box(vtp::mesher::boxVolume(vtp::mesher::kApron));
   if (!world.readBox({{-1, -1, -1}, {9, 9, 9}}, box).ok()) return 1;
+  vtp::mesher::SurfaceMesher mesher;  // one per thread; holds its scratch memory
+  vtp::mesher::ChunkMesh mesh;        // sized once for the largest chunk
+  auto triangles = mesher.mesh(box, vtp::mesher::kApron, mesh);
+  if (!triangles.ok()) return 1;
+  std::printf("chunk (0,0,0): %d triangles, %d vertices\n", *triangles, mesh.vertex_count);
 
   // Save atomically: the old file or the new one survives a crash, never a torn one.
   if (auto saved = saveWorldFile(world, argv[2]); !saved.ok()) {

@@ -80,7 +80,7 @@ inline constexpr int kMaxWideVertices = 11 * 11 * 11;
 /// possible output, never reallocated by the mesher. Triangle i is indices[3i..3i+2] with material materials[i].
 struct ChunkMesh {
   ChunkMesh();
-  std::vector<Vertex> vertices;          ///< [0, vertex_count) valid.
+  std::vector<Vertex> vertices;          ///< [0, vertex_count) valid; one spare slot (the kernel stores 8 bytes).
   std::vector<std::uint16_t> indices;    ///< [0, 3 triangle_count) valid.
   std::vector<std::uint8_t> materials;   ///< [0, triangle_count) valid: the material of the triangle's solid voxel.
   int vertex_count = 0;
@@ -92,6 +92,8 @@ struct ChunkMesh {
 
 /// Meshes chunks. Holds reusable scratch memory (a few KiB); no allocation after construction.
 /// Thread-safety: one SurfaceMesher per thread; distinct instances are independent.
+/// CPU: compiled for x86-64-v3 like the rest of the library; check terrain::cpuSupported() (World::create does) before
+/// using it on an unknown machine.
 class SurfaceMesher {
  public:
   SurfaceMesher();
