@@ -140,7 +140,9 @@ inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
   __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
   v = _mm_add_epi32(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));  // 0..3072
   v = _mm_mulhi_epu16(_mm_packs_epi32(v, v), _mm_set1_epi16(short(cp.reciprocal)));
-  return _mm_min_epi16(_mm_max_epi16(v, _mm_set1_epi16(1)), _mm_set1_epi16(255));
+  // Clamp x, y, z to 1..255; lane 3 (the pad) to 0.
+  return _mm_min_epi16(_mm_max_epi16(v, _mm_setr_epi16(1, 1, 1, 0, 1, 1, 1, 0)),
+                       _mm_setr_epi16(255, 255, 255, 0, 255, 255, 255, 0));
 }
 
 // Per bit of a 4-row word (bit 16 dy + x, see fourRows): the position offset (256 x, 256 dy, 0, 0) as int16 lanes.
@@ -154,6 +156,16 @@ constexpr std::array<std::uint64_t, 64> makeBitOffsets() {
 }
 constexpr std::array<std::uint64_t, 64> kBitOffsets = makeBitOffsets();
 
+// Per bit of a 4-row word: the voxel index offset (dy side + x) from the word's first row.
+template <int kSide>
+constexpr std::array<std::int16_t, 64> makeBitVoxels() {
+  std::array<std::int16_t, 64> offsets{};
+  for (int bit = 0; bit < 64; ++bit) offsets[std::size_t(bit)] = std::int16_t((bit >> 4) * kSide + (bit & 15));
+  return offsets;
+}
+template <int kSide>
+constexpr std::array<std::int16_t, 64> kBitVoxels = makeBitVoxels<kSide>();
+
 // Exact test for a zero-area triangle (all three cross-product components zero).
 inline bool degenerate(Vertex a, Vertex b, Vertex c) {
   const int ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z;
@@ -161,7 +173,7 @@ inline bool degenerate(Vertex a, Vertex b, Vertex c) {
   return uy * vz - uz * vy == 0 && uz * vx - ux * vz == 0 && ux * vy - uy * vx == 0;
 }
 
-// A vertex's (x, y, z) as int16 lanes 0..2 of a register; lane 3 is the next vertex's x (the buffer has a spare).
+// A vertex's (x, y, z, 0) as int16 lanes 0..3 of a register.
 inline __m128i loadVertex(const Vertex* v) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)); }
 
 // The split rule for quad v0 v1 v2 v3 (the header's "Split"): true for (v1,v2,v3),(v1,v3,v0), false for
@@ -180,8 +192,7 @@ inline unsigned chooseSplit13(const Vertex* vertices, unsigned q0, unsigned q1, 
   const __m128i v2 = loadVertex(vertices + q2), v3 = loadVertex(vertices + q3);
   const __m128i v01 = _mm_unpacklo_epi64(v0, v1), v23 = _mm_unpacklo_epi64(v2, v3);
   // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^10).
-  const __m128i xyz = _mm_setr_epi16(-1, -1, -1, 0, -1, -1, -1, 0);
-  const __m128i diff = _mm_and_si128(_mm_sub_epi16(v01, v23), xyz);
+  const __m128i diff = _mm_sub_epi16(v01, v23);
   const __m128i sq = _mm_madd_epi16(diff, diff);  // (d02 xy, d02 z, d13 xy, d13 z)
   const __m128i len = _mm_hadd_epi32(sq, sq);     // (d02, d13, ...)
   const unsigned split13 = _mm_extract_epi32(len, 1) < _mm_cvtsi128_si32(len) ? 1u : 0u;
@@ -261,7 +272,7 @@ __attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams
       const std::uint64_t inside = fourRows(inside_rows + r0);
       for (std::uint64_t edges = fourRows(edge_rows + r0) & keep; edges != 0; edges &= edges - 1) {
         const int bit = std::countr_zero(edges);
-        const int p = (r0 + (bit >> 4)) * kSide + (bit & 15);
+        const int p = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
         const unsigned lower_inside = unsigned(inside >> bit) & 1;
         const std::uint16_t* cv = cell_vertex + p;
         const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
@@ -279,9 +290,8 @@ __attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams
         const std::uint32_t second = std::uint32_t(r >> 32);               // c d
         std::memcpy(indices + 6 * quads, &first, sizeof first);
         std::memcpy(indices + 6 * quads + 4, &second, sizeof second);
-        const std::uint8_t material = box[p + kStep * int(lower_inside ^ 1u)].material;
-        materials[2 * quads] = material;
-        materials[2 * quads + 1] = material;
+        const auto material = std::uint16_t(box[p + kStep * int(lower_inside ^ 1u)].material * 0x0101u);
+        std::memcpy(materials + 2 * quads, &material, sizeof material);  // both triangles
         ++quads;
       }
     }
@@ -328,8 +338,7 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
                                                            load(s.edge_rows[0] + r + kSide + 1))));
   }
 
-  // Step 4: vertices of the needed cells, in box order. Each is stored as 8 bytes (x, y, z and the next vertex's x,
-  // overwritten by it): the buffer has one spare vertex for the last.
+  // Step 4: vertices of the needed cells, in box order.
   int vertex_count = 0;
   Vertex* __restrict vertices = out.vertices.data();
   std::uint16_t* __restrict cell_vertex = s.cell_vertex;
@@ -348,7 +357,7 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
         const int bit = std::countr_zero(cells);
         const unsigned pattern = unsigned((r00 >> bit) & 3) | unsigned((r01 >> bit) & 3) << 2 |
                                  unsigned((r10 >> bit) & 3) << 4 | unsigned((r11 >> bit) & 3) << 6;
-        const int base = (r0 + (bit >> 4)) * kSide + (bit & 15);
+        const int base = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
         const __m128i offset = _mm_add_epi16(word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
         const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]), offset);
         _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), v);
@@ -377,7 +386,7 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
 struct SurfaceMesher::Scratch : MeshScratch {};
 
 ChunkMesh::ChunkMesh()
-    : vertices(kMaxWideVertices + 1), indices(3 * std::size_t(kMaxWideTriangles)), materials(kMaxWideTriangles) {}
+    : vertices(kMaxWideVertices), indices(3 * std::size_t(kMaxWideTriangles)), materials(kMaxWideTriangles) {}
 
 SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
 SurfaceMesher::~SurfaceMesher() = default;
@@ -391,7 +400,7 @@ Result<int> SurfaceMesher::mesh(std::span<const terrain::Voxel> box, int apron, 
     return Error{ErrorCode::kInvalidArgument, "mesh: box must hold (8 + 2 apron)^3 voxels", {}};
   }
   // Buffers a caller shrank are regrown once; in steady state this allocates nothing.
-  if (out.vertices.size() < std::size_t(kMaxWideVertices) + 1) out.vertices.resize(std::size_t(kMaxWideVertices) + 1);
+  if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
   if (out.indices.size() < 3 * std::size_t(kMaxWideTriangles)) out.indices.resize(3 * std::size_t(kMaxWideTriangles));
   if (out.materials.size() < std::size_t(kMaxWideTriangles)) out.materials.resize(kMaxWideTriangles);
   const int triangles = apron == kApron ? meshBox<kApron>(box.data(), *m_scratch, out)
