@@ -25,6 +25,8 @@ namespace {
 
 constexpr int kMaxSide = boxSide(kWideApron);
 constexpr int kMaxVolume = boxVolume(kWideApron);
+// Index buffer size: 3 per triangle plus 2 of slack for the last quad's 16-byte store.
+constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 2;
 
 // Scratch memory for one box. Weights are padded so 16-byte row loads never leave the array.
 // Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at offsets up to side + 1.
@@ -219,6 +221,13 @@ inline unsigned chooseSplit13(const Vertex* vertices, unsigned q0, unsigned q1, 
   return split13;
 }
 
+// Byte shuffles from packed (q0, q1, q2, q3) to the triangles' indices (a, b, c, a, c, d): split 0 takes
+// (q0, q1, q2, q3), split 1 (q1, q2, q3, q0).
+alignas(16) constexpr std::int8_t kSplitOrder[2][16] = {
+    {0, 1, 2, 3, 4, 5, 0, 1, 4, 5, 6, 7, -1, -1, -1, -1},
+    {2, 3, 4, 5, 6, 7, 2, 3, 6, 7, 0, 1, -1, -1, -1, -1},
+};
+
 // What the quad loop reads and writes.
 struct QuadStreams {
   const Vertex* vertices;
@@ -282,14 +291,12 @@ __attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams
         const unsigned swap = (c1 ^ c3) & (0u - (lower_inside ^ 1u));
         const unsigned q1 = c1 ^ swap, q3 = c3 ^ swap;
         const unsigned split13 = chooseSplit13<kAxis>(vertices, q0, q1, q2, q3);
-        // (v0,v1,v2),(v0,v2,v3), or for split13 the same started one vertex later: rotate the packed indices.
-        const std::uint64_t packed = std::uint64_t(q0) | std::uint64_t(q1) << 16 | std::uint64_t(q2) << 32 |
-                                     std::uint64_t(q3) << 48;
-        const std::uint64_t r = std::rotr(packed, int(16 * split13));  // (a, b, c, d)
-        const std::uint64_t first = (r & 0x0000FFFFFFFFFFFFull) | r << 48;   // a b c a
-        const std::uint32_t second = std::uint32_t(r >> 32);               // c d
-        std::memcpy(indices + 6 * quads, &first, sizeof first);
-        std::memcpy(indices + 6 * quads + 4, &second, sizeof second);
+        // (v0,v1,v2),(v0,v2,v3), or for split13 the same started one vertex later: one byte shuffle of the four
+        // indices, stored as 16 bytes of which the last 4 are overwritten by the next quad (the buffer has slack).
+        __m128i packed = _mm_cvtsi32_si128(int(q0 | q1 << 16));
+        packed = _mm_insert_epi32(packed, int(q2 | q3 << 16), 1);
+        const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kSplitOrder[split13]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * quads), _mm_shuffle_epi8(packed, order));
         const auto material = std::uint16_t(box[p + kStep * int(lower_inside ^ 1u)].material * 0x0101u);
         std::memcpy(materials + 2 * quads, &material, sizeof material);  // both triangles
         ++quads;
@@ -386,7 +393,7 @@ int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
 struct SurfaceMesher::Scratch : MeshScratch {};
 
 ChunkMesh::ChunkMesh()
-    : vertices(kMaxWideVertices), indices(3 * std::size_t(kMaxWideTriangles)), materials(kMaxWideTriangles) {}
+    : vertices(kMaxWideVertices), indices(kIndexCapacity), materials(kMaxWideTriangles) {}
 
 SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
 SurfaceMesher::~SurfaceMesher() = default;
@@ -401,7 +408,7 @@ Result<int> SurfaceMesher::mesh(std::span<const terrain::Voxel> box, int apron, 
   }
   // Buffers a caller shrank are regrown once; in steady state this allocates nothing.
   if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
-  if (out.indices.size() < 3 * std::size_t(kMaxWideTriangles)) out.indices.resize(3 * std::size_t(kMaxWideTriangles));
+  if (out.indices.size() < kIndexCapacity) out.indices.resize(kIndexCapacity);
   if (out.materials.size() < std::size_t(kMaxWideTriangles)) out.materials.resize(kMaxWideTriangles);
   const int triangles = apron == kApron ? meshBox<kApron>(box.data(), *m_scratch, out)
                                         : meshBox<kWideApron>(box.data(), *m_scratch, out);
