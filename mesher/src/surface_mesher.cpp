@@ -56,22 +56,24 @@ alignas(32) constexpr std::array<std::uint16_t, kRowSlots> kEdgeMasks = makeEdge
 // The fast path: whether every voxel of the box equals the first (all air, all water, all of one solid), in which case
 // the box is all outside or all inside and has no surface. One XOR and one OR per 16 voxels and a single test at the
 // end (the last load overlaps the one before it); a mixed box costs about 1% of meshing it.
-bool uniformBox(const terrain::Voxel* box, int volume) {
+template <int kVolume>
+bool uniformBox(const terrain::Voxel* box) {
   std::uint16_t first;
   std::memcpy(&first, box, sizeof first);
   const __m256i ref = _mm256_set1_epi16(short(first));
   const auto* bytes = reinterpret_cast<const unsigned char*>(box);
-  const int size = volume * int(sizeof(terrain::Voxel));  // >= 2000
+  constexpr int size = kVolume * int(sizeof(terrain::Voxel));  // >= 2000
   auto diff = [&](int at) {
     return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes + at)), ref);
   };
   __m256i d0 = diff(size - 32), d1 = _mm256_setzero_si256();
+#pragma GCC unroll 64
   for (int i = 0; i + 64 <= size; i += 64) {
     d0 = _mm256_or_si256(d0, diff(i));
     d1 = _mm256_or_si256(d1, diff(i + 32));
   }
-  const int tail = size / 64 * 64;
-  if (tail + 32 <= size) d1 = _mm256_or_si256(d1, diff(tail));
+  constexpr int tail = size / 64 * 64;
+  if constexpr (tail + 32 <= size) d1 = _mm256_or_si256(d1, diff(tail));
   d0 = _mm256_or_si256(d0, d1);
   return _mm256_testz_si256(d0, d0);
 }
@@ -300,10 +302,11 @@ __attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams
   return tri + 2 * quads;
 }
 
+// Out of line, so the fast path in mesh() does not pay for this function's register saves.
 template <int kApronSize>
-int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
+[[gnu::noinline]] int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
   constexpr int kSide = boxSide(kApronSize), kPlane = kSide * kSide;
-  if (uniformBox(box, boxVolume(kApronSize)) || !computeWeights(box, boxVolume(kApronSize), s.weight)) return 0;
+  if (!computeWeights(box, boxVolume(kApronSize), s.weight)) return 0;
 
   // Step 2: inside bits per row, from the weights' sign bits.
   std::uint16_t* in = s.inside_rows;
@@ -404,6 +407,10 @@ Result<int> SurfaceMesher::mesh(std::span<const terrain::Voxel> box, int apron, 
   if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
   if (out.indices.size() < kIndexCapacity) out.indices.resize(kIndexCapacity);
   if (out.materials.size() < std::size_t(kMaxWideTriangles)) out.materials.resize(kMaxWideTriangles);
+  // The fast path.
+  if (apron == kApron ? uniformBox<boxVolume(kApron)>(box.data()) : uniformBox<boxVolume(kWideApron)>(box.data())) {
+    return 0;
+  }
   const int triangles = apron == kApron ? meshBox<kApron>(box.data(), *m_scratch, out)
                                         : meshBox<kWideApron>(box.data(), *m_scratch, out);
   out.triangle_count = triangles;
