@@ -1,0 +1,84 @@
+#pragma once
+/// \file
+/// The broadphase index of one world: the masks (chunk_masks.h) of every chunk whose 10^3 box holds a solid-inside
+/// or water voxel, stored or not (an all-air chunk can own a cave ceiling's triangles), kept current through the
+/// world's change events, and the overlap query that physics asks for each body.
+///
+/// Thread-safety: queries may run on any number of threads, concurrently with edits on the world; an edit updates
+/// the index before the edit call returns (under an exclusive lock, from the world's change listener), so a query
+/// that starts after an edit returned always sees it.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "vtp/physics/chunk_masks.h"
+#include "vtp/terrain/coords.h"
+#include "vtp/terrain/status.h"
+#include "vtp/terrain/world.h"
+
+namespace vtp::physics {
+
+/// An axis-aligned box, closed. [Unit: world units = voxels x voxel_size]
+struct Aabb {
+  terrain::Vec3d min, max;
+};
+
+/// One chunk a query box could touch.
+struct ChunkTouch {
+  terrain::ChunkCoord chunk;
+  bool solid = false;  ///< The box may touch the chunk's solid surface (or lies in rock: tag kFullSolid).
+  bool water = false;  ///< The box may touch the chunk's water.
+  MaskTag tag = MaskTag::kMixed;
+};
+
+struct MaskIndexOptions {
+  /// Above this many chunks in a query's range, the query walks the index's entries instead of the range, so a huge
+  /// box costs at most one pass over the index. In (0, 2^24].
+  std::int64_t max_range_chunks = 4096;
+};
+
+struct MaskIndexStats {
+  std::size_t entries = 0;  ///< Chunks with a non-empty 10^3 box.
+  std::size_t mixed = 0, full_solid = 0, full_water = 0;
+  std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks only).
+  std::size_t index_bytes = 0;  ///< Everything else: keys, tags, map slots and container slack (estimate).
+};
+
+class MaskIndex {
+ public:
+  /// Builds the index of every chunk of `world` and subscribes to its change events. The index must be destroyed
+  /// before the world. Errors: invalid options (kInvalidArgument).
+  static Result<std::unique_ptr<MaskIndex>> create(terrain::World& world, MaskIndexOptions options = {});
+  ~MaskIndex();
+  MaskIndex(const MaskIndex&) = delete;
+  MaskIndex& operator=(const MaskIndex&) = delete;
+
+  /// The chunks `box` may touch solid or water in, each once, in (z, y, x) order, into `out` (cleared first; reuse it
+  /// to avoid allocation). The box is grown by one voxel (the mesher's spill bound) and mapped to the voxels whose
+  /// centres lie inside it; a chunk is listed when a dilated mask bit of one of those voxels is set, or it is FULL.
+  /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); `out` is then empty.
+  Status query(const Aabb& box, std::vector<ChunkTouch>& out) const;
+
+  /// The masks of one chunk (tag kEmpty when it has no entry).
+  ChunkMasks masks(terrain::ChunkCoord chunk) const;
+
+  MaskIndexStats stats() const;
+
+  /// World units per voxel (the world's voxel_size).
+  double voxelSize() const noexcept { return m_voxel_size; }
+
+ private:
+  struct State;
+  MaskIndex(terrain::World& world, MaskIndexOptions options);
+  void rebuild(std::span<const terrain::ChangeEvent> events);
+
+  terrain::World& m_world;
+  MaskIndexOptions m_options;
+  double m_voxel_size;
+  std::unique_ptr<State> m_state;
+  terrain::Subscription m_subscription;
+};
+
+}  // namespace vtp::physics

@@ -1,0 +1,207 @@
+#include "vtp/physics/mask_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace vtp::physics {
+
+using terrain::ChunkCoord;
+using terrain::kChunkSize;
+using terrain::Voxel;
+using terrain::VoxelBox;
+using terrain::VoxelCoord;
+
+namespace {
+
+struct ChunkHash {
+  std::size_t operator()(ChunkCoord c) const noexcept {
+    std::uint64_t h = std::uint64_t(std::uint32_t(c.x)) * 0x9E3779B97F4A7C15ull;
+    h ^= std::uint64_t(std::uint32_t(c.y)) * 0xC2B2AE3D27D4EB4Full;
+    h ^= std::uint64_t(std::uint32_t(c.z)) * 0x165667B19E3779F9ull;
+    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
+    return std::size_t(h ^ (h >> 32));
+  }
+};
+
+// x bits lo..hi of a row, and z rows lo..hi (whole bytes) of a slice word: the XZ footprint of a query in one chunk.
+constexpr std::uint8_t rowBits(int lo, int hi) { return std::uint8_t(((1u << (hi + 1)) - 1) & ~((1u << lo) - 1)); }
+constexpr std::uint64_t zRows(int lo, int hi) {
+  return (hi == 7 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * (hi + 1))) - 1) & ~((std::uint64_t(1) << (8 * lo)) - 1);
+}
+
+// Box coordinates beyond this are clamped: no chunk outside storage (|v| < 2^24) has an entry. [Unit: voxel]
+constexpr double kClamp = double(terrain::kStorageLimit) + 16.0;
+
+}  // namespace
+
+struct MaskIndex::State {
+  mutable std::shared_mutex mutex;
+  std::unordered_map<ChunkCoord, ChunkMasks, ChunkHash> entries;
+  std::size_t mixed = 0, full_solid = 0, full_water = 0;
+
+  void count(const ChunkMasks& m, int sign) {
+    if (m.tag == MaskTag::kMixed) mixed += std::size_t(sign);
+    if (m.tag == MaskTag::kFullSolid) full_solid += std::size_t(sign);
+    if (m.tag == MaskTag::kFullWater) full_water += std::size_t(sign);
+  }
+  // Reads chunk c's 10^3 box and stores its masks (or drops its entry when the box is empty).
+  void refresh(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
+    const VoxelCoord o = terrain::chunkOrigin(c);
+    const VoxelBox apron{{o.x - 1, o.y - 1, o.z - 1}, {o.x + kChunkSize + 1, o.y + kChunkSize + 1, o.z + kChunkSize + 1}};
+    if (!world.readBox(apron, box).ok()) return;  // outside the readable range: nothing stored there
+    Result<ChunkMasks> built = buildChunkMasks(box);
+    if (!built.ok()) return;
+    auto it = entries.find(c);
+    if (it != entries.end()) {
+      count(it->second, -1);
+      if (built->tag == MaskTag::kEmpty) {
+        entries.erase(it);
+        return;
+      }
+      it->second = *built;
+    } else {
+      if (built->tag == MaskTag::kEmpty) return;
+      entries.emplace(c, *built);
+    }
+    count(*built, +1);
+  }
+};
+
+Result<std::unique_ptr<MaskIndex>> MaskIndex::create(terrain::World& world, MaskIndexOptions options) {
+  if (options.max_range_chunks <= 0 || options.max_range_chunks > (std::int64_t(1) << 24)) {
+    return Error{ErrorCode::kInvalidArgument, "MaskIndex: max_range_chunks must be in (0, 2^24]", {}};
+  }
+  return std::unique_ptr<MaskIndex>(new MaskIndex(world, options));
+}
+
+MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
+    : m_world(world), m_options(options), m_voxel_size(world.voxelSize()), m_state(std::make_unique<State>()) {
+  // Subscribe first, then build under the lock: an edit landing during the build waits for it in its listener and
+  // then rebuilds its chunks from fresh reads, so nothing is missed.
+  std::unique_lock lock(m_state->mutex);
+  m_subscription = world.subscribe([this](std::span<const terrain::ChangeEvent> events) { rebuild(events); });
+  // Candidates: every stored chunk and its 26 neighbours (a box holding anything is within one chunk of a stored one).
+  std::vector<ChunkCoord> candidates;
+  {
+    auto guard = world.read();
+    world.forEachChunk(guard, [&](ChunkCoord c, const terrain::Chunk&) {
+      for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) candidates.push_back({c.x + dx, c.y + dy, c.z + dz});
+    });
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  m_state->entries.reserve(candidates.size());
+  std::vector<Voxel> box(kMaskBoxVolume);
+  for (ChunkCoord c : candidates) m_state->refresh(world, c, box);
+}
+
+MaskIndex::~MaskIndex() { m_subscription.reset(); }
+
+void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
+  // Every chunk whose 10^3 box meets a changed voxel: the changed box grown by one voxel, in chunks.
+  std::vector<ChunkCoord> chunks;
+  for (const terrain::ChangeEvent& e : events) {
+    const ChunkCoord lo = terrain::chunkOf({e.changed.min.x - 1, e.changed.min.y - 1, e.changed.min.z - 1});
+    const ChunkCoord hi = terrain::chunkOf({e.changed.max.x, e.changed.max.y, e.changed.max.z});
+    for (std::int32_t z = lo.z; z <= hi.z; ++z)
+      for (std::int32_t y = lo.y; y <= hi.y; ++y)
+        for (std::int32_t x = lo.x; x <= hi.x; ++x) chunks.push_back({x, y, z});
+  }
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  std::vector<Voxel> box(kMaskBoxVolume);
+  std::unique_lock lock(m_state->mutex);
+  for (ChunkCoord c : chunks) m_state->refresh(m_world, c, box);
+}
+
+Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
+  out.clear();
+  const double coords[6] = {box.min.x, box.min.y, box.min.z, box.max.x, box.max.y, box.max.z};
+  for (double v : coords) {
+    if (!std::isfinite(v)) return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: non-finite box", {}};
+  }
+  if (box.min.x > box.max.x || box.min.y > box.max.y || box.min.z > box.max.z) {
+    return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: box min exceeds max", {}};
+  }
+  // Voxels whose centres (v + 0.5) lie in the box grown by one voxel: ceil(lo - 1.5) .. floor(hi + 0.5).
+  std::int64_t lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    const double l = std::clamp(coords[a] / m_voxel_size, -kClamp, kClamp);
+    const double h = std::clamp(coords[a + 3] / m_voxel_size, -kClamp, kClamp);
+    lo[a] = std::int64_t(std::ceil(l - 1.5));
+    hi[a] = std::int64_t(std::floor(h + 0.5));
+    if (lo[a] > hi[a]) return {};
+  }
+  auto chunkLo = [](std::int64_t v) { return std::int32_t(v >= 0 ? v / kChunkSize : -((-v + kChunkSize - 1) / kChunkSize)); };
+  const ChunkCoord clo{chunkLo(lo[0]), chunkLo(lo[1]), chunkLo(lo[2])};
+  const ChunkCoord chi{chunkLo(hi[0]), chunkLo(hi[1]), chunkLo(hi[2])};
+
+  // The test of one chunk: FULL tags answer directly; MIXED ANDs the Y slices in range with the XZ footprint.
+  auto test = [&](ChunkCoord c, const ChunkMasks& m) {
+    ChunkTouch t{c, m.tag == MaskTag::kFullSolid, m.tag == MaskTag::kFullWater, m.tag};
+    if (m.tag == MaskTag::kMixed) {
+      const std::int64_t o[3] = {std::int64_t(c.x) * kChunkSize, std::int64_t(c.y) * kChunkSize,
+                                 std::int64_t(c.z) * kChunkSize};
+      int l[3], h[3];
+      for (int a = 0; a < 3; ++a) {
+        l[a] = int(std::max<std::int64_t>(lo[a] - o[a], 0));
+        h[a] = int(std::min<std::int64_t>(hi[a] - o[a], kChunkSize - 1));
+      }
+      const std::uint64_t footprint = (std::uint64_t(rowBits(l[0], h[0])) * 0x0101010101010101ull) & zRows(l[2], h[2]);
+      std::uint64_t solid = 0, water = 0;
+      for (int y = l[1]; y <= h[1]; ++y) {
+        solid |= m.solid[std::size_t(y)];
+        water |= m.water[std::size_t(y)];
+      }
+      t.solid = (solid & footprint) != 0;
+      t.water = (water & footprint) != 0;
+    }
+    if (t.solid || t.water) out.push_back(t);
+  };
+
+  std::shared_lock lock(m_state->mutex);
+  // Chunks in the range, saturating (a box spanning storage has 2^66 of them).
+  const double range = (double(chi.x) - clo.x + 1) * (double(chi.y) - clo.y + 1) * (double(chi.z) - clo.z + 1);
+  if (range <= double(m_options.max_range_chunks)) {
+    for (std::int32_t z = clo.z; z <= chi.z; ++z)
+      for (std::int32_t y = clo.y; y <= chi.y; ++y)
+        for (std::int32_t x = clo.x; x <= chi.x; ++x) {
+          auto it = m_state->entries.find({x, y, z});
+          if (it != m_state->entries.end()) test(it->first, it->second);
+        }
+    return {};
+  }
+  // A huge box: one pass over the entries instead of the range, then (z, y, x) order.
+  for (const auto& [c, m] : m_state->entries) {
+    if (c.x >= clo.x && c.x <= chi.x && c.y >= clo.y && c.y <= chi.y && c.z >= clo.z && c.z <= chi.z) test(c, m);
+  }
+  std::sort(out.begin(), out.end(), [](const ChunkTouch& a, const ChunkTouch& b) { return a.chunk < b.chunk; });
+  return {};
+}
+
+ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
+  std::shared_lock lock(m_state->mutex);
+  auto it = m_state->entries.find(chunk);
+  return it == m_state->entries.end() ? ChunkMasks{} : it->second;
+}
+
+MaskIndexStats MaskIndex::stats() const {
+  std::shared_lock lock(m_state->mutex);
+  MaskIndexStats s;
+  s.entries = m_state->entries.size();
+  s.mixed = m_state->mixed;
+  s.full_solid = m_state->full_solid;
+  s.full_water = m_state->full_water;
+  s.mask_bytes = s.mixed * 2 * sizeof(SliceMask);
+  // Each entry is a hash node holding the key and the masks (stored inline for every tag), plus the bucket array.
+  const std::size_t node = sizeof(void*) + sizeof(std::size_t) + sizeof(ChunkCoord) + sizeof(ChunkMasks);
+  s.index_bytes = s.entries * node + m_state->entries.bucket_count() * sizeof(void*) - s.mask_bytes;
+  return s;
+}
+
+}  // namespace vtp::physics
