@@ -6,6 +6,9 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "query_range.h"
+#include "vtp/physics/pair_tracker.h"
+
 namespace vtp::physics {
 
 using terrain::ChunkCoord;
@@ -31,9 +34,6 @@ constexpr std::uint8_t rowBits(int lo, int hi) { return std::uint8_t(((1u << (hi
 constexpr std::uint64_t zRows(int lo, int hi) {
   return (hi == 7 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * (hi + 1))) - 1) & ~((std::uint64_t(1) << (8 * lo)) - 1);
 }
-
-// Box coordinates beyond this are clamped: no chunk outside storage (|v| < 2^24) has an entry. [Unit: voxel]
-constexpr double kClamp = double(terrain::kStorageLimit) + 16.0;
 
 }  // namespace
 
@@ -115,31 +115,37 @@ void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
   std::sort(chunks.begin(), chunks.end());
   chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
   std::vector<Voxel> box(kMaskBoxVolume);
-  std::unique_lock lock(m_state->mutex);
-  for (ChunkCoord c : chunks) m_state->refresh(m_world, c, box);
+  {
+    std::unique_lock lock(m_state->mutex);
+    for (ChunkCoord c : chunks) m_state->refresh(m_world, c, box);
+  }
+  // Then the pair trackers re-evaluate their bodies (they query the index, so after the exclusive lock is gone).
+  std::vector<VoxelBox> changed;
+  for (const terrain::ChangeEvent& e : events) changed.push_back(e.changed);
+  std::lock_guard trackers(m_trackers_mutex);
+  for (PairTracker* t : m_trackers) t->indexRebuilt(chunks, changed);
+}
+
+void MaskIndex::attach(PairTracker* tracker) {
+  std::lock_guard lock(m_trackers_mutex);
+  m_trackers.push_back(tracker);
+}
+
+void MaskIndex::detach(PairTracker* tracker) {
+  std::lock_guard lock(m_trackers_mutex);
+  std::erase(m_trackers, tracker);
 }
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
-  const double coords[6] = {box.min.x, box.min.y, box.min.z, box.max.x, box.max.y, box.max.z};
-  for (double v : coords) {
-    if (!std::isfinite(v)) return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: non-finite box", {}};
+  if (!validBox(box)) {
+    return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: box must be finite with min <= max", {}};
   }
-  if (box.min.x > box.max.x || box.min.y > box.max.y || box.min.z > box.max.z) {
-    return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: box min exceeds max", {}};
-  }
-  // Voxels whose centres (v + 0.5) lie in the box grown by one voxel: ceil(lo - 1.5) .. floor(hi + 0.5).
-  std::int64_t lo[3], hi[3];
-  for (int a = 0; a < 3; ++a) {
-    const double l = std::clamp(coords[a] / m_voxel_size, -kClamp, kClamp);
-    const double h = std::clamp(coords[a + 3] / m_voxel_size, -kClamp, kClamp);
-    lo[a] = std::int64_t(std::ceil(l - 1.5));
-    hi[a] = std::int64_t(std::floor(h + 0.5));
-    if (lo[a] > hi[a]) return {};
-  }
-  auto chunkLo = [](std::int64_t v) { return std::int32_t(v >= 0 ? v / kChunkSize : -((-v + kChunkSize - 1) / kChunkSize)); };
-  const ChunkCoord clo{chunkLo(lo[0]), chunkLo(lo[1]), chunkLo(lo[2])};
-  const ChunkCoord chi{chunkLo(hi[0]), chunkLo(hi[1]), chunkLo(hi[2])};
+  const std::optional<QueryRange> range = queryRange(box, m_voxel_size);
+  if (!range) return {};
+  const std::int64_t* lo = range->lo;
+  const std::int64_t* hi = range->hi;
+  const ChunkCoord clo = range->chunk_lo, chi = range->chunk_hi;
 
   // The test of one chunk: FULL tags answer directly; MIXED ANDs the Y slices in range with the XZ footprint.
   auto test = [&](ChunkCoord c, const ChunkMasks& m) {
@@ -165,9 +171,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   };
 
   std::shared_lock lock(m_state->mutex);
-  // Chunks in the range, saturating (a box spanning storage has 2^66 of them).
-  const double range = (double(chi.x) - clo.x + 1) * (double(chi.y) - clo.y + 1) * (double(chi.z) - clo.z + 1);
-  if (range <= double(m_options.max_range_chunks)) {
+  if (range->chunkCount() <= double(m_options.max_range_chunks)) {
     for (std::int32_t z = clo.z; z <= chi.z; ++z)
       for (std::int32_t y = clo.y; y <= chi.y; ++y)
         for (std::int32_t x = clo.x; x <= chi.x; ++x) {
@@ -178,7 +182,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   }
   // A huge box: one pass over the entries instead of the range, then (z, y, x) order.
   for (const auto& [c, m] : m_state->entries) {
-    if (c.x >= clo.x && c.x <= chi.x && c.y >= clo.y && c.y <= chi.y && c.z >= clo.z && c.z <= chi.z) test(c, m);
+    if (range->containsChunk(c)) test(c, m);
   }
   std::sort(out.begin(), out.end(), [](const ChunkTouch& a, const ChunkTouch& b) { return a.chunk < b.chunk; });
   return {};

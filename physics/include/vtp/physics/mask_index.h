@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "vtp/physics/chunk_masks.h"
@@ -19,6 +20,8 @@
 #include "vtp/terrain/world.h"
 
 namespace vtp::physics {
+
+class PairTracker;
 
 /// An axis-aligned box, closed. [Unit: world units = voxels x voxel_size]
 struct Aabb {
@@ -70,14 +73,19 @@ class MaskIndex {
   double voxelSize() const noexcept { return m_voxel_size; }
 
  private:
+  friend class PairTracker;
   struct State;
   MaskIndex(terrain::World& world, MaskIndexOptions options);
   void rebuild(std::span<const terrain::ChangeEvent> events);
+  void attach(PairTracker* tracker);
+  void detach(PairTracker* tracker);
 
   terrain::World& m_world;
   MaskIndexOptions m_options;
   double m_voxel_size;
   std::unique_ptr<State> m_state;
+  std::mutex m_trackers_mutex;  // held while trackers are told of a rebuild
+  std::vector<PairTracker*> m_trackers;
   terrain::Subscription m_subscription;
 };
 

@@ -1,0 +1,84 @@
+#pragma once
+/// \file
+/// Body-chunk pairs: for each body (an id the caller owns) the chunks its box may touch solid or water in, kept as
+/// the body moves and as the terrain changes. This is what contact generation iterates, and what tells a game server
+/// "this body entered water".
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "vtp/physics/mask_index.h"
+
+namespace vtp::physics {
+
+/// Which surface a pair is about.
+enum class PairKind : std::uint8_t { kSolid, kWater };
+
+/// One body-chunk pair. At most one per (body, chunk, kind).
+struct Pair {
+  std::uint64_t body = 0;
+  terrain::ChunkCoord chunk;
+  PairKind kind = PairKind::kSolid;
+  friend bool operator==(const Pair&, const Pair&) = default;
+};
+
+/// What changed: pairs added and removed, and (from edits) bodies to wake because the terrain changed within one voxel
+/// of their box. From update() and remove(): sorted by chunk in (z, y, x) order, then kind. From takeEditChanges():
+/// in the order the edits made them (bodies in id order per edit; a pair added by one edit and removed by a later one
+/// appears in both lists); `woken` sorted and unique.
+struct PairChanges {
+  std::vector<Pair> added;
+  std::vector<Pair> removed;
+  std::vector<std::uint64_t> woken;
+  void clear() {
+    added.clear();
+    removed.clear();
+    woken.clear();
+  }
+};
+
+/// Tracks pairs over one MaskIndex. Thread-safety: all members may be called from any thread; an edit on the world
+/// re-evaluates the affected bodies from inside the edit call (before it returns) and queues the changes for
+/// takeEditChanges(). Must be destroyed before its MaskIndex.
+class PairTracker {
+ public:
+  explicit PairTracker(MaskIndex& index);
+  ~PairTracker();
+  PairTracker(const PairTracker&) = delete;
+  PairTracker& operator=(const PairTracker&) = delete;
+
+  /// Sets body's box (world units) and reports the pairs this adds and removes into `changes` (cleared first).
+  /// A new id starts a body. Errors: a non-finite box or min > max (kInvalidArgument): nothing changes.
+  Status update(std::uint64_t body, const Aabb& box, PairChanges& changes);
+
+  /// Forgets a body; its pairs are reported removed into `changes` (cleared first). Unknown ids are ignored.
+  void remove(std::uint64_t body, PairChanges& changes);
+
+  /// Moves the changes that edits caused since the last call into `changes` (cleared first).
+  void takeEditChanges(PairChanges& changes);
+
+  /// The body's current pairs, sorted; empty for an unknown id.
+  std::vector<Pair> pairs(std::uint64_t body) const;
+
+  std::size_t bodyCount() const;
+
+ private:
+  friend class MaskIndex;
+  struct Body;
+  // Called by the index after it rebuilt `chunks` (sorted) for voxels `changed` changing, inside the edit call.
+  void indexRebuilt(std::span<const terrain::ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed);
+  // Re-queries one body and appends the differences to `changes`. Caller holds m_mutex.
+  void evaluate(std::uint64_t id, Body& body, PairChanges& changes);
+
+  MaskIndex& m_index;
+  mutable std::mutex m_mutex;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Body>> m_bodies;
+  PairChanges m_edit_changes;
+  std::vector<ChunkTouch> m_scratch;
+};
+
+}  // namespace vtp::physics

@@ -1,0 +1,136 @@
+#include "vtp/physics/pair_tracker.h"
+
+#include <algorithm>
+
+#include "query_range.h"
+
+namespace vtp::physics {
+
+using terrain::ChunkCoord;
+
+namespace {
+constexpr std::uint8_t kSolidBit = 1, kWaterBit = 2;
+}  // namespace
+
+struct PairTracker::Body {
+  Aabb box;
+  // The chunks the body's box touches, sorted (z, y, x), with which surfaces (kSolidBit | kWaterBit).
+  std::vector<std::pair<ChunkCoord, std::uint8_t>> touches;
+};
+
+PairTracker::PairTracker(MaskIndex& index) : m_index(index) { m_index.attach(this); }
+
+PairTracker::~PairTracker() { m_index.detach(this); }
+
+void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
+  if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
+  std::vector<std::pair<ChunkCoord, std::uint8_t>> next;
+  next.reserve(m_scratch.size());
+  for (const ChunkTouch& t : m_scratch) {
+    next.push_back({t.chunk, std::uint8_t((t.solid ? kSolidBit : 0) | (t.water ? kWaterBit : 0))});
+  }
+  // Merge the two sorted lists; per chunk, the bits only in `next` are added and those only in the old list removed.
+  auto emit = [&](std::vector<Pair>& list, ChunkCoord c, unsigned bits) {
+    if (bits & kSolidBit) list.push_back({id, c, PairKind::kSolid});
+    if (bits & kWaterBit) list.push_back({id, c, PairKind::kWater});
+  };
+  auto old_it = body.touches.begin();
+  auto new_it = next.begin();
+  while (old_it != body.touches.end() || new_it != next.end()) {
+    if (new_it == next.end() || (old_it != body.touches.end() && old_it->first < new_it->first)) {
+      emit(changes.removed, old_it->first, old_it->second);
+      ++old_it;
+    } else if (old_it == body.touches.end() || new_it->first < old_it->first) {
+      emit(changes.added, new_it->first, new_it->second);
+      ++new_it;
+    } else {
+      emit(changes.added, new_it->first, unsigned(new_it->second & ~old_it->second));
+      emit(changes.removed, old_it->first, unsigned(old_it->second & ~new_it->second));
+      ++old_it;
+      ++new_it;
+    }
+  }
+  body.touches = std::move(next);
+}
+
+Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {
+  changes.clear();
+  if (!validBox(box)) {
+    return Error{ErrorCode::kInvalidArgument, "PairTracker::update: box must be finite with min <= max", {}};
+  }
+  std::lock_guard lock(m_mutex);
+  std::unique_ptr<Body>& body = m_bodies[id];
+  if (!body) body = std::make_unique<Body>();
+  body->box = box;
+  evaluate(id, *body, changes);
+  return {};
+}
+
+void PairTracker::remove(std::uint64_t id, PairChanges& changes) {
+  changes.clear();
+  std::lock_guard lock(m_mutex);
+  auto it = m_bodies.find(id);
+  if (it == m_bodies.end()) return;
+  for (const auto& [chunk, bits] : it->second->touches) {
+    if (bits & kSolidBit) changes.removed.push_back({id, chunk, PairKind::kSolid});
+    if (bits & kWaterBit) changes.removed.push_back({id, chunk, PairKind::kWater});
+  }
+  m_bodies.erase(it);
+}
+
+void PairTracker::takeEditChanges(PairChanges& changes) {
+  changes.clear();
+  std::lock_guard lock(m_mutex);
+  std::swap(changes, m_edit_changes);
+}
+
+std::vector<Pair> PairTracker::pairs(std::uint64_t id) const {
+  std::vector<Pair> out;
+  std::lock_guard lock(m_mutex);
+  auto it = m_bodies.find(id);
+  if (it == m_bodies.end()) return out;
+  for (const auto& [chunk, bits] : it->second->touches) {
+    if (bits & kSolidBit) out.push_back({id, chunk, PairKind::kSolid});
+    if (bits & kWaterBit) out.push_back({id, chunk, PairKind::kWater});
+  }
+  return out;
+}
+
+std::size_t PairTracker::bodyCount() const {
+  std::lock_guard lock(m_mutex);
+  return m_bodies.size();
+}
+
+void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed) {
+  const double vs = m_index.voxelSize();
+  std::lock_guard lock(m_mutex);
+  // Bodies in id order, so the queued changes do not depend on the hash map's layout.
+  std::vector<std::uint64_t> ids;
+  ids.reserve(m_bodies.size());
+  for (const auto& [id, body] : m_bodies) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::uint64_t> woken;
+  for (std::uint64_t id : ids) {
+    Body& body = *m_bodies[id];
+    // Re-evaluate when a rebuilt chunk lies in the body's query range: only then can its query answer change.
+    if (const std::optional<QueryRange> range = queryRange(body.box, vs)) {
+      if (std::any_of(chunks.begin(), chunks.end(), [&](ChunkCoord c) { return range->containsChunk(c); })) {
+        evaluate(id, body, m_edit_changes);
+      }
+    }
+    // Wake it when the terrain changed within one voxel of its box (closed boxes: touching counts).
+    const bool near = std::any_of(changed.begin(), changed.end(), [&](const terrain::VoxelBox& v) {
+      return body.box.min.x - vs <= v.max.x * vs && body.box.max.x + vs >= v.min.x * vs &&
+             body.box.min.y - vs <= v.max.y * vs && body.box.max.y + vs >= v.min.y * vs &&
+             body.box.min.z - vs <= v.max.z * vs && body.box.max.z + vs >= v.min.z * vs;
+    });
+    if (near) woken.push_back(id);
+  }
+  // Several edits may wake a body between two takeEditChanges calls; list it once.
+  auto& all = m_edit_changes.woken;
+  all.insert(all.end(), woken.begin(), woken.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+}
+
+}  // namespace vtp::physics
