@@ -1,9 +1,10 @@
-// vtp-profile: the offline chunk profiler. It measures the terrain layer and the mesher; the kD-tree and contact
-// sections arrive with their issues, each next to Bullet where Bullet has a counterpart.
+// vtp-profile: the offline chunk profiler. It measures the terrain layer, the mesher and the broadphase masks; the
+// kD-tree and contact sections arrive with their issues, each next to Bullet where Bullet has a counterpart.
 #include <cstdio>
 #include <string>
 
 #include "cli.h"
+#include "mask_bench.h"
 #include "mesh_bench.h"
 #include "report.h"
 #include "terrain_bench.h"
@@ -18,7 +19,8 @@ int toolMain(int argc, char** argv) {
   std::uint64_t seed = 1;
   app.add_option("WORLD", world_path, "World file (.vtw)")->required();
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
-  app.add_option("--seed", seed, "Seed for the order boxes are measured in and the white-noise mesher box")
+  app.add_option("--seed", seed,
+                 "Seed for the order boxes are measured in, the white-noise mesher box and the masks' bodies and edits")
       ->check(CLI::NonNegativeNumber);
   if (auto code = parseArgs(app, argc, argv)) return *code;
 
@@ -26,11 +28,14 @@ int toolMain(int argc, char** argv) {
   if (!terrain) return fail(kToolName, terrain.error());
   auto mesh = benchMesh(world_path, seed);
   if (!mesh) return fail(kToolName, mesh.error());
+  auto masks = benchMasks(world_path, seed);
+  if (!masks) return fail(kToolName, masks.error());
   nlohmann::json report;
   report["machine"] = machineInfo();
   report["build"] = buildInfo();
   report["terrain"] = terrain.value();
   report["mesh"] = mesh.value();
+  report["masks"] = masks.value();
   if (auto s = writeJson(report, json_path); !s) return fail(kToolName, s.error());
   return kExitOk;
 }
