@@ -1,0 +1,208 @@
+// The pair tracker against brute force: the pairs of a body are exactly what a freshly built mask index reports for
+// its box, and the added/removed lists are exactly the difference, over random motion and random edits (edits
+// re-evaluate bodies inside the edit call).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "support/random_world.h"
+#include "vtp/physics/pair_tracker.h"
+
+using namespace vtp::terrain;
+using vtp::physics::Aabb;
+using vtp::physics::ChunkTouch;
+using vtp::physics::MaskIndex;
+using vtp::physics::Pair;
+using vtp::physics::PairChanges;
+using vtp::physics::PairKind;
+using vtp::physics::PairTracker;
+
+namespace {
+
+using PairKey = std::tuple<std::uint64_t, ChunkCoord, int>;
+
+PairKey keyOf(const Pair& p) { return {p.body, p.chunk, int(p.kind)}; }
+
+// The pairs a body with `box` should have: what a mask index built from scratch on the current world reports.
+std::set<PairKey> expectedPairs(World& world, std::uint64_t body, const Aabb& box) {
+  auto fresh = MaskIndex::create(world);
+  REQUIRE(fresh.ok());
+  std::vector<ChunkTouch> touches;
+  REQUIRE((*fresh)->query(box, touches).ok());
+  std::set<PairKey> pairs;
+  for (const ChunkTouch& t : touches) {
+    if (t.solid) pairs.insert({body, t.chunk, int(PairKind::kSolid)});
+    if (t.water) pairs.insert({body, t.chunk, int(PairKind::kWater)});
+  }
+  return pairs;
+}
+
+std::set<PairKey> keys(const std::vector<Pair>& list) {
+  std::set<PairKey> out;
+  for (const Pair& p : list) CHECK(out.insert(keyOf(p)).second);  // no duplicates
+  return out;
+}
+
+// Applies reported changes to `held`, checking they are consistent with it (add only new, remove only held).
+void applyChanges(std::set<PairKey>& held, const PairChanges& changes) {
+  for (const Pair& p : changes.removed) CHECK(held.erase(keyOf(p)) == 1);
+  for (const Pair& p : changes.added) CHECK(held.insert(keyOf(p)).second);
+}
+
+// The same for changes of many bodies (edits).
+void applyChanges(std::map<std::uint64_t, std::set<PairKey>>& held, const PairChanges& changes) {
+  for (const Pair& p : changes.removed) CHECK(held[p.body].erase(keyOf(p)) == 1);
+  for (const Pair& p : changes.added) CHECK(held[p.body].insert(keyOf(p)).second);
+}
+
+Aabb randomBox(std::mt19937_64& rng, double voxel_size) {
+  std::uniform_real_distribution<double> centre(-30.0, 30.0), size(0.3, 4.0);
+  const double cx = centre(rng), cy = centre(rng) / 2.0, cz = centre(rng), s = size(rng);
+  return {{(cx - s / 2) * voxel_size, (cy - s / 2) * voxel_size, (cz - s / 2) * voxel_size},
+          {(cx + s / 2) * voxel_size, (cy + s / 2) * voxel_size, (cz + s / 2) * voxel_size}};
+}
+
+}  // namespace
+
+TEST_CASE("PairTracker") {
+  SUBCASE("a body's reported changes are exactly the difference between its old and new pairs under random motion") {
+    auto world = vtp::test::makeWorld();
+    std::mt19937_64 rng(404);
+    vtp::test::randomEdits(*world, {{-32, -16, -32}, {32, 16, 32}}, 60, rng);
+    REQUIRE(world->fillBox({{-10, -3, -10}, {10, 0, 10}}, kWaterMaterial).ok());
+    auto index = MaskIndex::create(*world);
+    REQUIRE(index.ok());
+    PairTracker tracker(**index);
+    std::map<std::uint64_t, std::set<PairKey>> held;
+    PairChanges changes;
+    std::size_t nonempty = 0;
+    for (int step = 0; step < 300; ++step) {
+      const std::uint64_t body = rng() % 6;
+      const Aabb box = randomBox(rng, 1.0);
+      REQUIRE(tracker.update(body, box, changes).ok());
+      applyChanges(held[body], changes);
+      const std::set<PairKey> expected = expectedPairs(*world, body, box);
+      CHECK(held[body] == expected);
+      CHECK(keys(tracker.pairs(body)) == expected);
+      nonempty += expected.empty() ? 0 : 1;
+    }
+    CHECK(nonempty > 50);  // the motion really meets terrain and water
+    CHECK(tracker.bodyCount() <= 6);
+  }
+
+  SUBCASE("edits re-evaluate bodies before the edit returns, so pairs always equal a rebuild from scratch") {
+    for (double voxel_size : {1.0, 0.25}) {
+      WorldConfig config;
+      config.voxel_size = voxel_size;
+      auto world = vtp::test::makeWorld(config);
+      std::mt19937_64 rng(405);
+      vtp::test::randomEdits(*world, {{-24, -12, -24}, {24, 12, 24}}, 30, rng);
+      auto index = MaskIndex::create(*world);
+      REQUIRE(index.ok());
+      PairTracker tracker(**index);
+      std::map<std::uint64_t, std::set<PairKey>> held;
+      std::map<std::uint64_t, Aabb> boxes;
+      PairChanges changes;
+      for (std::uint64_t body = 0; body < 12; ++body) {
+        boxes[body] = randomBox(rng, voxel_size);
+        REQUIRE(tracker.update(body, boxes[body], changes).ok());
+        applyChanges(held[body], changes);
+      }
+      std::size_t woken_total = 0, edit_changes = 0;
+      for (int edit = 0; edit < 25; ++edit) {
+        // Edits near the bodies, on chunk corners and straddling seams; some fill, some clear.
+        const Aabb& near = boxes[rng() % 12];
+        const Vec3d c{std::floor(near.min.x / voxel_size) + double(rng() % 3), std::floor(near.min.y / voxel_size),
+                      std::floor(near.min.z / voxel_size) + double(rng() % 3)};
+        const double r = 1.0 + double(rng() % 5);
+        const int kind = int(rng() % 3);
+        auto done = kind == 0   ? world->fillSphere(c, r, 2)
+                    : kind == 1 ? world->clearSphere(c, r)
+                                : world->fillSphere(c, r, kWaterMaterial);
+        REQUIRE(done.ok());
+        tracker.takeEditChanges(changes);
+        edit_changes += changes.added.size() + changes.removed.size();
+        woken_total += changes.woken.size();
+        CHECK(std::is_sorted(changes.woken.begin(), changes.woken.end()));
+        applyChanges(held, changes);
+        for (const auto& [body, box] : boxes) {
+          const std::set<PairKey> expected = expectedPairs(*world, body, box);
+          CHECK(held[body] == expected);
+          CHECK(keys(tracker.pairs(body)) == expected);
+        }
+      }
+      CHECK(edit_changes > 0);
+      CHECK(woken_total > 0);
+    }
+  }
+
+  SUBCASE("a body is woken exactly when an edit changes voxels within one voxel of its box") {
+    auto world = vtp::test::makeWorld();
+    REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+    auto index = MaskIndex::create(*world);
+    REQUIRE(index.ok());
+    PairTracker tracker(**index);
+    PairChanges changes;
+    REQUIRE(tracker.update(1, {{2.0, 0.0, 2.0}, {3.0, 1.0, 3.0}}, changes).ok());  // resting on the ground
+    REQUIRE(tracker.update(2, {{2.0, 6.0, 2.0}, {3.0, 7.0, 3.0}}, changes).ok());  // hanging above it
+    REQUIRE(world->setVoxel({4, 0, 2}, Voxel{2, 255}).ok());  // one voxel beside body 1's box: within reach
+    tracker.takeEditChanges(changes);
+    CHECK(changes.woken == std::vector<std::uint64_t>{1});
+    REQUIRE(world->setVoxel({6, 0, 2}, Voxel{2, 255}).ok());  // three voxels away from both
+    tracker.takeEditChanges(changes);
+    CHECK(changes.woken.empty());
+    REQUIRE(world->setVoxel({2, 4, 2}, Voxel{2, 255}).ok());  // one voxel below body 2's box
+    tracker.takeEditChanges(changes);
+    CHECK(changes.woken == std::vector<std::uint64_t>{2});
+  }
+
+  SUBCASE("a body entering water gets a water pair; removing a body reports all its pairs removed") {
+    auto world = vtp::test::makeWorld();
+    REQUIRE(world->fillBox({{-16, -8, -16}, {16, -4, 16}}, 2).ok());
+    REQUIRE(world->fillBox({{-16, -4, -16}, {16, 0, 16}}, kWaterMaterial).ok());
+    auto index = MaskIndex::create(*world);
+    REQUIRE(index.ok());
+    PairTracker tracker(**index);
+    PairChanges changes;
+    REQUIRE(tracker.update(9, {{0.5, 5.0, 0.5}, {1.5, 6.0, 1.5}}, changes).ok());
+    CHECK(changes.added.empty());
+    REQUIRE(tracker.update(9, {{0.5, -1.5, 0.5}, {1.5, -0.5, 1.5}}, changes).ok());
+    CHECK(std::any_of(changes.added.begin(), changes.added.end(), [](const Pair& p) { return p.kind == PairKind::kWater; }));
+    CHECK(std::none_of(changes.added.begin(), changes.added.end(), [](const Pair& p) { return p.kind == PairKind::kSolid; }));
+    const std::size_t held = tracker.pairs(9).size();
+    tracker.remove(9, changes);
+    CHECK(changes.removed.size() == held);
+    CHECK(tracker.pairs(9).empty());
+    CHECK(tracker.bodyCount() == 0);
+    tracker.remove(9, changes);  // unknown id: nothing
+    CHECK(changes.removed.empty());
+  }
+
+  SUBCASE("a non-finite or inverted box is an error and changes nothing") {
+    auto world = vtp::test::makeWorld();
+    REQUIRE(world->fillBox({{0, -4, 0}, {8, 0, 8}}, 2).ok());
+    auto index = MaskIndex::create(*world);
+    REQUIRE(index.ok());
+    PairTracker tracker(**index);
+    PairChanges changes;
+    REQUIRE(tracker.update(3, {{1.0, -0.5, 1.0}, {2.0, 0.5, 2.0}}, changes).ok());
+    const std::vector<Pair> before = tracker.pairs(3);
+    REQUIRE_FALSE(before.empty());
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    for (const Aabb& bad : {Aabb{{nan, 0, 0}, {1, 1, 1}}, Aabb{{0, 0, 0}, {1, inf, 1}}, Aabb{{2, 0, 0}, {1, 1, 1}}}) {
+      const auto status = tracker.update(3, bad, changes);
+      CHECK_FALSE(status.ok());
+      CHECK(changes.added.empty());
+      CHECK(changes.removed.empty());
+      CHECK(tracker.pairs(3) == before);
+    }
+    CHECK_FALSE(tracker.update(4, {{nan, 0, 0}, {1, 1, 1}}, changes).ok());
+    CHECK(tracker.bodyCount() == 1);
+  }
+}
