@@ -53,31 +53,43 @@ void classify(const terrain::Voxel* box, std::uint8_t* solid, std::uint8_t* wate
 
 // Steps 2-4 for one bit string: the dilated mask, plus the OR and AND of all its rows (for the tags).
 void dilate(const std::uint8_t* bits, SliceMask& out, unsigned& any, unsigned& all) {
-  // rows[z][y]: byte x of the chunk row (box x = chunk x + 1), dilated along x; padded for 8-byte loads at y + 2.
-  alignas(16) std::uint8_t rows[kSide][16] = {};
-  unsigned any_rows = 0, all_rows = 0x3FF;
-  for (int window = 0; window < kRows / 4; ++window) {
-    std::uint64_t w;
-    std::memcpy(&w, bits + 5 * window, sizeof w);
-    w &= (std::uint64_t(1) << 40) - 1;
-    const std::uint64_t d = w | w >> 1 | w >> 2;  // bit x: box voxels x..x+2 (leaks across rows land in bits 8, 9)
-    for (int k = 0; k < 4; ++k) {
-      const int r = 4 * window + k;
-      const auto row = unsigned(w >> (10 * k)) & 0x3FF;
-      any_rows |= row;
-      all_rows &= row;
-      rows[r / kSide][r % kSide] = std::uint8_t(d >> (10 * k));
+  // rows[y + 10 z]: byte x of the chunk row (box x = chunk x + 1) dilated along x; slack for 8-byte loads at y + 2.
+  // Built in registers 8 rows at a time and stored as whole words, so the 8-byte loads below forward cleanly.
+  alignas(16) std::uint8_t rows[kRows + 12];
+  constexpr std::uint64_t kWindow = (std::uint64_t(1) << 40) - 1;
+  std::uint64_t any_bits = 0, all_bits = kWindow;
+  for (int pair = 0; pair < kRows / 8 + 1; ++pair) {
+    // Two 4-row windows (5 bytes each, byte-aligned) give 8 row bytes; the last pair's second window is past the end.
+    std::uint64_t packed = 0;
+    for (int half = 0; half < 2; ++half) {
+      const int window = 2 * pair + half;
+      if (window >= kRows / 4) break;
+      std::uint64_t w;
+      std::memcpy(&w, bits + 5 * window, sizeof w);
+      w &= kWindow;
+      any_bits |= w;
+      all_bits &= w;
+      const std::uint64_t d = w | w >> 1 | w >> 2;  // bit x: box voxels x..x+2 (leaks across rows land in bits 8, 9)
+      for (int k = 0; k < 4; ++k) packed |= ((d >> (10 * k)) & 0xFF) << (8 * (4 * half + k));
     }
+    std::memcpy(rows + 8 * pair, &packed, sizeof packed);
   }
-  any = any_rows;
-  all = all_rows;
+  std::memset(rows + kRows + 4, 0, 8);
+  // The 40-bit windows hold 4 rows each; fold them to one 10-bit row.
+  auto fold = [](std::uint64_t w, bool and_rows) {
+    unsigned r = unsigned(w) & 0x3FF;
+    for (int k = 1; k < 4; ++k) r = and_rows ? r & unsigned(w >> (10 * k)) : r | unsigned(w >> (10 * k));
+    return r & 0x3FF;
+  };
+  any = fold(any_bits, false);
+  all = fold(all_bits, true);
   // Y then Z: OR of three neighbouring rows, eight rows per 8-byte word.
   std::uint64_t ydil[kSide];
   for (int z = 0; z < kSide; ++z) {
     std::uint64_t a, b, c;
-    std::memcpy(&a, rows[z], 8);
-    std::memcpy(&b, rows[z] + 1, 8);
-    std::memcpy(&c, rows[z] + 2, 8);
+    std::memcpy(&a, rows + kSide * z, 8);
+    std::memcpy(&b, rows + kSide * z + 1, 8);
+    std::memcpy(&c, rows + kSide * z + 2, 8);
     ydil[z] = a | b | c;  // byte y: box rows y..y+2 at this z
   }
   alignas(16) std::uint64_t zdil[8];
