@@ -4,8 +4,8 @@
 #include <cmath>
 #include <mutex>
 #include <shared_mutex>
-#include <unordered_map>
 
+#include "mask_table.h"
 #include "query_range.h"
 #include "vtp/physics/pair_tracker.h"
 
@@ -19,16 +19,6 @@ using terrain::VoxelCoord;
 
 namespace {
 
-struct ChunkHash {
-  std::size_t operator()(ChunkCoord c) const noexcept {
-    std::uint64_t h = std::uint64_t(std::uint32_t(c.x)) * 0x9E3779B97F4A7C15ull;
-    h ^= std::uint64_t(std::uint32_t(c.y)) * 0xC2B2AE3D27D4EB4Full;
-    h ^= std::uint64_t(std::uint32_t(c.z)) * 0x165667B19E3779F9ull;
-    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
-    return std::size_t(h ^ (h >> 32));
-  }
-};
-
 // x bits lo..hi of a row, and z rows lo..hi (whole bytes) of a slice word: the XZ footprint of a query in one chunk.
 constexpr std::uint8_t rowBits(int lo, int hi) { return std::uint8_t(((1u << (hi + 1)) - 1) & ~((1u << lo) - 1)); }
 constexpr std::uint64_t zRows(int lo, int hi) {
@@ -39,13 +29,13 @@ constexpr std::uint64_t zRows(int lo, int hi) {
 
 struct MaskIndex::State {
   mutable std::shared_mutex mutex;
-  std::unordered_map<ChunkCoord, ChunkMasks, ChunkHash> entries;
+  MaskTable table;
   std::size_t mixed = 0, full_solid = 0, full_water = 0;
 
-  void count(const ChunkMasks& m, int sign) {
-    if (m.tag == MaskTag::kMixed) mixed += std::size_t(sign);
-    if (m.tag == MaskTag::kFullSolid) full_solid += std::size_t(sign);
-    if (m.tag == MaskTag::kFullWater) full_water += std::size_t(sign);
+  void count(MaskTag tag, int sign) {
+    if (tag == MaskTag::kMixed) mixed += std::size_t(sign);
+    if (tag == MaskTag::kFullSolid) full_solid += std::size_t(sign);
+    if (tag == MaskTag::kFullWater) full_water += std::size_t(sign);
   }
   // Reads chunk c's 10^3 box and stores its masks (or drops its entry when the box is empty).
   void refresh(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
@@ -54,19 +44,9 @@ struct MaskIndex::State {
     if (!world.readBox(apron, box).ok()) return;  // outside the readable range: nothing stored there
     Result<ChunkMasks> built = buildChunkMasks(box);
     if (!built.ok()) return;
-    auto it = entries.find(c);
-    if (it != entries.end()) {
-      count(it->second, -1);
-      if (built->tag == MaskTag::kEmpty) {
-        entries.erase(it);
-        return;
-      }
-      it->second = *built;
-    } else {
-      if (built->tag == MaskTag::kEmpty) return;
-      entries.emplace(c, *built);
-    }
-    count(*built, +1);
+    if (const MaskTable::Slot* old = table.find(c)) count(old->tag, -1);
+    table.set(c, *built);
+    count(built->tag, +1);
   }
 };
 
@@ -95,7 +75,6 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  m_state->entries.reserve(candidates.size());
   std::vector<Voxel> box(kMaskBoxVolume);
   for (ChunkCoord c : candidates) m_state->refresh(world, c, box);
 }
@@ -148,9 +127,12 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   const ChunkCoord clo = range->chunk_lo, chi = range->chunk_hi;
 
   // The test of one chunk: FULL tags answer directly; MIXED ANDs the Y slices in range with the XZ footprint.
-  auto test = [&](ChunkCoord c, const ChunkMasks& m) {
-    ChunkTouch t{c, m.tag == MaskTag::kFullSolid, m.tag == MaskTag::kFullWater, m.tag};
-    if (m.tag == MaskTag::kMixed) {
+  const MaskTable& table = m_state->table;
+  auto test = [&](const MaskTable::Slot& slot) {
+    const ChunkCoord c = slot.key;
+    ChunkTouch t{c, slot.tag == MaskTag::kFullSolid, slot.tag == MaskTag::kFullWater, slot.tag};
+    if (slot.tag == MaskTag::kMixed) {
+      const MaskTable::Masks& m = table.masksOf(slot);
       const std::int64_t o[3] = {std::int64_t(c.x) * kChunkSize, std::int64_t(c.y) * kChunkSize,
                                  std::int64_t(c.z) * kChunkSize};
       int l[3], h[3];
@@ -175,36 +157,34 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
     for (std::int32_t z = clo.z; z <= chi.z; ++z)
       for (std::int32_t y = clo.y; y <= chi.y; ++y)
         for (std::int32_t x = clo.x; x <= chi.x; ++x) {
-          auto it = m_state->entries.find({x, y, z});
-          if (it != m_state->entries.end()) test(it->first, it->second);
+          if (const MaskTable::Slot* slot = table.find({x, y, z})) test(*slot);
         }
     return {};
   }
   // A huge box: one pass over the entries instead of the range, then (z, y, x) order.
-  for (const auto& [c, m] : m_state->entries) {
-    if (range->containsChunk(c)) test(c, m);
-  }
+  table.forEach([&](const MaskTable::Slot& slot) {
+    if (range->containsChunk(slot.key)) test(slot);
+  });
   std::sort(out.begin(), out.end(), [](const ChunkTouch& a, const ChunkTouch& b) { return a.chunk < b.chunk; });
   return {};
 }
 
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
   std::shared_lock lock(m_state->mutex);
-  auto it = m_state->entries.find(chunk);
-  return it == m_state->entries.end() ? ChunkMasks{} : it->second;
+  return m_state->table.get(chunk);
 }
 
 MaskIndexStats MaskIndex::stats() const {
   std::shared_lock lock(m_state->mutex);
   MaskIndexStats s;
-  s.entries = m_state->entries.size();
+  s.entries = m_state->table.size();
   s.mixed = m_state->mixed;
   s.full_solid = m_state->full_solid;
   s.full_water = m_state->full_water;
-  s.mask_bytes = s.mixed * 2 * sizeof(SliceMask);
-  // Each entry is a hash node holding the key and the masks (stored inline for every tag), plus the bucket array.
-  const std::size_t node = sizeof(void*) + sizeof(std::size_t) + sizeof(ChunkCoord) + sizeof(ChunkMasks);
-  s.index_bytes = s.entries * node + m_state->entries.bucket_count() * sizeof(void*) - s.mask_bytes;
+  s.mask_bytes = s.mixed * sizeof(MaskTable::Masks);
+  // Slots (key, tag, mask slot) at load factor <= 1/2, plus unused capacity of the mask array.
+  s.index_bytes = m_state->table.slotCount() * sizeof(MaskTable::Slot) +
+                  (m_state->table.maskCapacity() * sizeof(MaskTable::Masks) - s.mask_bytes);
   return s;
 }
 

@@ -1,0 +1,143 @@
+#pragma once
+// The mask index's storage: an open-addressing hash table of small slots (key, tag, mask slot) with linear probing
+// and backward-shift deletion, and the MIXED chunks' masks in a separate dense array with a free list. A query's
+// lookup touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the
+// index guards it).
+
+#include <cstdint>
+#include <vector>
+
+#include "vtp/physics/chunk_masks.h"
+#include "vtp/terrain/coords.h"
+
+namespace vtp::physics {
+
+class MaskTable {
+ public:
+  struct Slot {
+    terrain::ChunkCoord key;
+    MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
+    std::uint32_t masks = 0;        // index into the mask array (kMixed only)
+  };
+  struct Masks {
+    SliceMask solid, water;
+  };
+
+  MaskTable() : m_slots(16) {}
+
+  /// The slot holding `c`, or nullptr.
+  const Slot* find(terrain::ChunkCoord c) const {
+    for (std::size_t i = hash(c) & mask();; i = (i + 1) & mask()) {
+      const Slot& s = m_slots[i];
+      if (s.tag == MaskTag::kEmpty) return nullptr;
+      if (s.key == c) return &s;
+    }
+  }
+  const Masks& masksOf(const Slot& s) const { return m_masks[s.masks]; }
+
+  /// The entry of `c` as ChunkMasks (tag kEmpty when absent).
+  ChunkMasks get(terrain::ChunkCoord c) const {
+    const Slot* s = find(c);
+    if (!s) return {};
+    ChunkMasks out{s->tag, {}, {}};
+    if (s->tag == MaskTag::kMixed) {
+      out.solid = m_masks[s->masks].solid;
+      out.water = m_masks[s->masks].water;
+    }
+    return out;
+  }
+
+  /// Sets (or, for tag kEmpty, removes) the entry of `c`.
+  void set(terrain::ChunkCoord c, const ChunkMasks& m) {
+    Slot* s = const_cast<Slot*>(find(c));
+    if (m.tag == MaskTag::kEmpty) {
+      if (s) erase(*s);
+      return;
+    }
+    if (!s) {
+      if ((m_size + 1) * 2 > m_slots.size()) grow();
+      std::size_t i = hash(c) & mask();
+      while (m_slots[i].tag != MaskTag::kEmpty) i = (i + 1) & mask();
+      s = &m_slots[i];
+      s->key = c;
+      s->tag = MaskTag::kFullSolid;  // placeholder until the masks are placed below
+      ++m_size;
+    }
+    placeMasks(*s, m);
+  }
+
+  std::size_t size() const { return m_size; }
+  std::size_t slotCount() const { return m_slots.size(); }
+  std::size_t maskCapacity() const { return m_masks.capacity(); }
+  template <typename Fn>
+  void forEach(Fn&& fn) const {
+    for (const Slot& s : m_slots) {
+      if (s.tag != MaskTag::kEmpty) fn(s);
+    }
+  }
+
+ private:
+  static std::size_t hash(terrain::ChunkCoord c) {
+    std::uint64_t h = std::uint64_t(std::uint32_t(c.x)) * 0x9E3779B97F4A7C15ull;
+    h ^= std::uint64_t(std::uint32_t(c.y)) * 0xC2B2AE3D27D4EB4Full;
+    h ^= std::uint64_t(std::uint32_t(c.z)) * 0x165667B19E3779F9ull;
+    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
+    return std::size_t(h ^ (h >> 32));
+  }
+  std::size_t mask() const { return m_slots.size() - 1; }
+
+  // Gives a slot the masks of `m`: MIXED keeps (or takes) an entry of the mask array, others release theirs.
+  void placeMasks(Slot& s, const ChunkMasks& m) {
+    const bool had = s.tag == MaskTag::kMixed;
+    if (m.tag == MaskTag::kMixed) {
+      if (!had) {
+        if (m_free.empty()) {
+          s.masks = std::uint32_t(m_masks.size());
+          m_masks.emplace_back();
+        } else {
+          s.masks = m_free.back();
+          m_free.pop_back();
+        }
+      }
+      m_masks[s.masks] = {m.solid, m.water};
+    } else if (had) {
+      m_free.push_back(s.masks);
+    }
+    s.tag = m.tag;
+  }
+
+  // Backward-shift deletion: later slots of the probe run move up, so lookups never need tombstones.
+  void erase(Slot& slot) {
+    if (slot.tag == MaskTag::kMixed) m_free.push_back(slot.masks);
+    std::size_t i = std::size_t(&slot - m_slots.data());
+    for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      if (m_slots[j].tag == MaskTag::kEmpty) break;
+      const std::size_t home = hash(m_slots[j].key) & mask();
+      // Slot j may move to i when i lies cyclically in [home, j).
+      if (((j - home) & mask()) >= ((j - i) & mask())) {
+        m_slots[i] = m_slots[j];
+        i = j;
+      }
+    }
+    m_slots[i] = Slot{};
+    --m_size;
+  }
+
+  void grow() {
+    std::vector<Slot> old(m_slots.size() * 2);
+    old.swap(m_slots);
+    for (const Slot& s : old) {
+      if (s.tag == MaskTag::kEmpty) continue;
+      std::size_t i = hash(s.key) & mask();
+      while (m_slots[i].tag != MaskTag::kEmpty) i = (i + 1) & mask();
+      m_slots[i] = s;
+    }
+  }
+
+  std::vector<Slot> m_slots;
+  std::size_t m_size = 0;
+  std::vector<Masks> m_masks;
+  std::vector<std::uint32_t> m_free;
+};
+
+}  // namespace vtp::physics
