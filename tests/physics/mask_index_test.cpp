@@ -667,6 +667,32 @@ TEST_CASE("MaskIndex precise") {
     }
   }
 
+  SUBCASE("a box beside a lone solid or water voxel is reported up to a gap of 1.5 voxels on each of the 6 sides") {
+    // Voxel 0 sets the bits of voxels -1..1; a box at gap d grown by one voxel reaches centre 1.5 (or -0.5) when d <= 1.5.
+    for (const Voxel lone : {kRock, Voxel{kWaterMaterial, 1}}) {
+      for (const double s : {1.0, 0.5}) {
+        auto world = makeWorld(s);
+        REQUIRE(world->setVoxel({0, 0, 0}, lone).ok());
+        const auto index = makeIndex(*world);
+        std::vector<ChunkTouch> out;
+        for (int side = 0; side < 6; ++side) {
+          const int a = side / 2;
+          const bool up = side % 2 == 0;
+          for (const double gap : {0.0, 1.0, 1.5, 1.5 + 1e-9, 2.0, 4.0}) {
+            P3 lo{0.1, 0.1, 0.1}, hi{0.9, 0.9, 0.9};
+            lo[std::size_t(a)] = up ? 1.0 + gap : -gap - 0.8;
+            hi[std::size_t(a)] = up ? 1.0 + gap + 0.8 : -gap;
+            REQUIRE(index->query(worldBox(lo, hi, s), out).ok());
+            const bool reported =
+                std::any_of(out.begin(), out.end(), [](const ChunkTouch& t) { return t.solid || t.water; });
+            CHECK_MESSAGE(reported == (gap <= 1.5), "side " << side << " gap " << gap << " voxel size " << s << ": "
+                                                            << str(out));
+          }
+        }
+      }
+    }
+  }
+
   SUBCASE("a box above a flat floor is reported exactly while its grown box holds a centre of a voxel next to rock") {
     auto world = makeWorld(1.0);
     REQUIRE(world->fillBox({{-16, -16, -16}, {16, 0, 16}}, kRockId).ok());  // floor top at y = 0
