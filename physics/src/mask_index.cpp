@@ -77,6 +77,7 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<Voxel> box(kMaskBoxVolume);
   for (ChunkCoord c : candidates) m_state->refresh(world, c, box);
+  m_state->table.shrink();
 }
 
 MaskIndex::~MaskIndex() { m_subscription.reset(); }

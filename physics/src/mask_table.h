@@ -66,6 +66,9 @@ class MaskTable {
     placeMasks(*s, m);
   }
 
+  /// Releases unused capacity of the mask array (after a bulk build).
+  void shrink() { m_masks.shrink_to_fit(); }
+
   std::size_t size() const { return m_size; }
   std::size_t slotCount() const { return m_slots.size(); }
   std::size_t maskCapacity() const { return m_masks.capacity(); }
