@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "timing.h"
+#include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
 #include "vtp/physics/chunk_masks.h"
 #include "vtp/physics/mask_index.h"
@@ -204,18 +205,7 @@ struct Surfaces {
 };
 
 Result<Surfaces> meshSurfaces(const World& world) {
-  std::vector<ChunkCoord> candidates;
-  {
-    auto guard = world.read();
-    world.forEachChunk(guard, [&](ChunkCoord c, const Chunk&) {
-      candidates.push_back(c);
-      candidates.push_back({c.x - 1, c.y, c.z});
-      candidates.push_back({c.x, c.y - 1, c.z});
-      candidates.push_back({c.x, c.y, c.z - 1});
-    });
-  }
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  const std::vector<ChunkCoord> candidates = mesher::candidateChunks(world);
 
   Surfaces s;
   mesher::SurfaceMesher surface_mesher;

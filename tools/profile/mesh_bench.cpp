@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "timing.h"
+#include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
 #include "vtp/terrain/world_file.h"
 
@@ -31,21 +32,6 @@ constexpr int kApron = mesher::kApron;
 constexpr std::size_t kBoxVoxels = std::size_t(mesher::boxVolume(kApron));
 constexpr int kSweeps = 3;
 
-std::vector<ChunkCoord> candidateChunks(const World& world) {
-  std::vector<ChunkCoord> out;
-  {
-    auto guard = world.read();
-    world.forEachChunk(guard, [&](ChunkCoord c, const Chunk&) {
-      out.push_back(c);
-      out.push_back({c.x - 1, c.y, c.z});
-      out.push_back({c.x, c.y - 1, c.z});
-      out.push_back({c.x, c.y, c.z - 1});
-    });
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
 
 VoxelBox apronBox(ChunkCoord c) {
   const VoxelCoord o = chunkOrigin(c);
@@ -80,7 +66,7 @@ Result<nlohmann::json> benchMesh(const std::filesystem::path& path, std::uint64_
 
   mesher::SurfaceMesher surface_mesher;
   mesher::ChunkMesh mesh;
-  const std::vector<ChunkCoord> candidates = candidateChunks(world);
+  const std::vector<ChunkCoord> candidates = mesher::candidateChunks(world);
   // Every surface chunk's box, read once, kept back to back; its owned triangle count.
   std::vector<Voxel> boxes;
   std::vector<int> triangles;

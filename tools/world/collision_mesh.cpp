@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
 
 namespace vtp::tools::world {
@@ -26,19 +27,8 @@ struct PositionHash {
 }  // namespace
 
 std::vector<ChunkCoord> candidateChunks(const terrain::World& world) {
-  std::vector<ChunkCoord> out;
-  {
-    auto guard = world.read();
-    world.forEachChunk(guard, [&](ChunkCoord c, const terrain::Chunk&) {
-      out.push_back(c);
-      out.push_back({c.x - 1, c.y, c.z});
-      out.push_back({c.x, c.y - 1, c.z});
-      out.push_back({c.x, c.y, c.z - 1});
-    });
-  }
+  std::vector<ChunkCoord> out = mesher::candidateChunks(world);
   std::erase_if(out, [](ChunkCoord c) { return terrain::intersect(terrain::chunkBox(c), kStorageBox).empty(); });
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
