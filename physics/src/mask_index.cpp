@@ -50,7 +50,7 @@ struct MaskIndex::State {
   }
 };
 
-Result<std::unique_ptr<MaskIndex>> MaskIndex::create(terrain::World& world, MaskIndexOptions options) {
+Result<std::unique_ptr<MaskIndex>> MaskIndex::createChecked(terrain::World& world, MaskIndexOptions options) {
   if (options.max_range_chunks <= 0 || options.max_range_chunks > (std::int64_t(1) << 24)) {
     return Error{ErrorCode::kInvalidArgument, "MaskIndex: max_range_chunks must be in (0, 2^24]", {}};
   }
@@ -60,9 +60,10 @@ Result<std::unique_ptr<MaskIndex>> MaskIndex::create(terrain::World& world, Mask
 MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
     : m_world(world), m_options(options), m_voxel_size(world.voxelSize()), m_state(std::make_unique<State>()) {
   // Subscribe first, then build under the lock: an edit landing during the build waits for it in its listener and
-  // then rebuilds its chunks from fresh reads, so nothing is missed.
-  std::unique_lock lock(m_state->mutex);
+  // then rebuilds its chunks from fresh reads, so nothing is missed. (Not the other way round: the world calls
+  // listeners holding its registry lock, so holding ours while subscribing would invert the lock order.)
   m_subscription = world.subscribe([this](std::span<const terrain::ChangeEvent> events) { rebuild(events); });
+  std::unique_lock lock(m_state->mutex);
   // Candidates: every stored chunk and its 26 neighbours (a box holding anything is within one chunk of a stored one).
   std::vector<ChunkCoord> candidates;
   {
@@ -118,9 +119,7 @@ void MaskIndex::detach(PairTracker* tracker) {
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
-  if (!validBox(box)) {
-    return Error{ErrorCode::kInvalidArgument, "MaskIndex::query: box must be finite with min <= max", {}};
-  }
+  if (Status s = checkQueryBox(box, m_voxel_size, "MaskIndex::query"); !s) return s;
   const std::optional<QueryRange> range = queryRange(box, m_voxel_size);
   if (!range) return {};
   const std::int64_t* lo = range->lo;

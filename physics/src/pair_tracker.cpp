@@ -55,9 +55,7 @@ void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
 
 Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {
   changes.clear();
-  if (!validBox(box)) {
-    return Error{ErrorCode::kInvalidArgument, "PairTracker::update: box must be finite with min <= max", {}};
-  }
+  if (Status s = checkQueryBox(box, m_index.voxelSize(), "PairTracker::update"); !s) return s;
   std::lock_guard lock(m_mutex);
   std::unique_ptr<Body>& body = m_bodies[id];
   if (!body) body = std::make_unique<Body>();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "vtp/physics/mask_index.h"
 
@@ -26,15 +27,25 @@ struct QueryRange {
   }
 };
 
-/// Whether every coordinate is finite and min <= max on every axis.
-inline bool validBox(const Aabb& box) {
+/// Physics answers queries for |x| < 2^16 voxels (CONVENTIONS: single-precision contact maths loses a voxel's
+/// precision beyond). [Unit: voxel]
+inline constexpr double kQueryLimit = 65536.0;
+
+/// Checks a query box: finite, min <= max on every axis, and within the query limit.
+inline Status checkQueryBox(const Aabb& box, double voxel_size, const char* who) {
   const double c[6] = {box.min.x, box.min.y, box.min.z, box.max.x, box.max.y, box.max.z};
-  return std::all_of(c, c + 6, [](double v) { return std::isfinite(v); }) && box.min.x <= box.max.x &&
-         box.min.y <= box.max.y && box.min.z <= box.max.z;
+  if (!std::all_of(c, c + 6, [](double v) { return std::isfinite(v); }) || box.min.x > box.max.x ||
+      box.min.y > box.max.y || box.min.z > box.max.z) {
+    return Error{ErrorCode::kInvalidArgument, std::string(who) + ": box must be finite with min <= max", {}};
+  }
+  if (!std::all_of(c, c + 6, [&](double v) { return std::abs(v / voxel_size) < kQueryLimit; })) {
+    return Error{ErrorCode::kOutOfRange, std::string(who) + ": box must lie within 2^16 voxels of the origin", {}};
+  }
+  return {};
 }
 
-/// The range of a valid box; nullopt when it covers no voxel centre. Coordinates are clamped just past storage
-/// (no chunk outside it has an entry), so the arithmetic cannot overflow.
+/// The range of a checked box (checkQueryBox); nullopt when it covers no voxel centre. The clamp is a second guard:
+/// the arithmetic cannot overflow whatever the box.
 inline std::optional<QueryRange> queryRange(const Aabb& box, double voxel_size) {
   constexpr double kClamp = double(terrain::kStorageLimit) + 16.0;  // [Unit: voxel]
   const double lo[3] = {box.min.x, box.min.y, box.min.z}, hi[3] = {box.max.x, box.max.y, box.max.z};

@@ -939,6 +939,28 @@ TEST_CASE("MaskIndex rejects") {
     }
   }
 
+  SUBCASE("a box reaching 2^16 voxels from the origin is out of range; one just inside is answered") {
+    for (int field = 0; field < 6; ++field) {
+      for (const double far : {65536.0, -65536.0, 1e12}) {
+        Aabb box{{-1, -1, -1}, {1, 1, 1}};
+        double* fields[] = {&box.min.x, &box.min.y, &box.min.z, &box.max.x, &box.max.y, &box.max.z};
+        *fields[field] = far;
+        // Keep min <= max so only the range is wrong.
+        if (box.min.x > box.max.x) std::swap(box.min.x, box.max.x);
+        if (box.min.y > box.max.y) std::swap(box.min.y, box.max.y);
+        if (box.min.z > box.max.z) std::swap(box.min.z, box.max.z);
+        std::vector<ChunkTouch> out(5);
+        const auto status = index->query(box, out);
+        REQUIRE_FALSE(status.ok());
+        CHECK(status.error().code == vtp::ErrorCode::kOutOfRange);
+        CHECK(out.empty());
+      }
+    }
+    std::vector<ChunkTouch> out;
+    CHECK(index->query({{-65535.5, -65535.5, -65535.5}, {65535.5, 65535.5, 65535.5}}, out).ok());
+    CHECK_FALSE(out.empty());
+  }
+
   SUBCASE("min above max on any axis is an error and leaves the output empty") {
     for (int a = 0; a < 3; ++a) {
       Aabb box = good;

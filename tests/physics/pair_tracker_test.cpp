@@ -203,6 +203,10 @@ TEST_CASE("PairTracker") {
       CHECK(tracker.pairs(3) == before);
     }
     CHECK_FALSE(tracker.update(4, {{nan, 0, 0}, {1, 1, 1}}, changes).ok());
+    const auto far = tracker.update(3, {{70000.0, 0, 0}, {70001.0, 1, 1}}, changes);  // beyond 2^16 voxels
+    REQUIRE_FALSE(far.ok());
+    CHECK(far.error().code == vtp::ErrorCode::kOutOfRange);
+    CHECK(tracker.pairs(3) == before);
     CHECK(tracker.bodyCount() == 1);
   }
 }

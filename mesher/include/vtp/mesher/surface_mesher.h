@@ -94,7 +94,7 @@ struct ChunkMesh {
 
 /// Meshes chunks. Holds reusable scratch memory (a few KiB); no allocation after construction.
 /// Thread-safety: one SurfaceMesher per thread; distinct instances are independent.
-/// CPU: compiled for x86-64-v3 like the rest of the library; check terrain::cpuSupported() (World::create does) before
+/// CPU: compiled for x86-64-v3 like the rest of the library; check vtp::cpuSupported() (World::create does) before
 /// using it on an unknown machine.
 class SurfaceMesher {
  public:

@@ -52,7 +52,7 @@ struct MaskIndexStats {
 class MaskIndex {
  public:
   /// Builds the index of every chunk of `world` and subscribes to its change events. The index must be destroyed
-  /// before the world. Errors: invalid options (kInvalidArgument).
+  /// before the world. Errors: a CPU without x86-64-v3 (kUnsupportedCpu), invalid options (kInvalidArgument).
   static Result<std::unique_ptr<MaskIndex>> create(terrain::World& world, MaskIndexOptions options = {});
   ~MaskIndex();
   MaskIndex(const MaskIndex&) = delete;
@@ -61,7 +61,8 @@ class MaskIndex {
   /// The chunks `box` may touch solid or water in, each once, in (z, y, x) order, into `out` (cleared first; reuse it
   /// to avoid allocation). The box is grown by one voxel (the mesher's spill bound) and mapped to the voxels whose
   /// centres lie inside it; a chunk is listed when a dilated mask bit of one of those voxels is set, or it is FULL.
-  /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); `out` is then empty.
+  /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); a coordinate at or beyond 2^16 voxels
+  /// from the origin (kOutOfRange: physics answers within |x| < 2^16 voxels, CONVENTIONS); `out` is then empty.
   Status query(const Aabb& box, std::vector<ChunkTouch>& out) const;
 
   /// The masks of one chunk (tag kEmpty when it has no entry).
@@ -76,6 +77,8 @@ class MaskIndex {
   friend class PairTracker;
   struct State;
   MaskIndex(terrain::World& world, MaskIndexOptions options);
+  // create() after the CPU check (x86-64-v3 code).
+  static Result<std::unique_ptr<MaskIndex>> createChecked(terrain::World& world, MaskIndexOptions options);
   void rebuild(std::span<const terrain::ChangeEvent> events);
   void attach(PairTracker* tracker);
   void detach(PairTracker* tracker);

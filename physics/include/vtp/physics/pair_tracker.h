@@ -52,7 +52,8 @@ class PairTracker {
   PairTracker& operator=(const PairTracker&) = delete;
 
   /// Sets body's box (world units) and reports the pairs this adds and removes into `changes` (cleared first).
-  /// A new id starts a body. Errors: a non-finite box or min > max (kInvalidArgument): nothing changes.
+  /// A new id starts a body. Errors: a non-finite box or min > max (kInvalidArgument), a box reaching 2^16 voxels
+  /// from the origin (kOutOfRange): nothing changes.
   Status update(std::uint64_t body, const Aabb& box, PairChanges& changes);
 
   /// Forgets a body; its pairs are reported removed into `changes` (cleared first). Unknown ids are ignored.
