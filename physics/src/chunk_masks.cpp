@@ -70,7 +70,9 @@ void dilate(const std::uint8_t* bits, SliceMask& out, unsigned& any, unsigned& a
       any_bits |= w;
       all_bits &= w;
       const std::uint64_t d = w | w >> 1 | w >> 2;  // bit x: box voxels x..x+2 (leaks across rows land in bits 8, 9)
-      for (int k = 0; k < 4; ++k) packed |= ((d >> (10 * k)) & 0xFF) << (8 * (4 * half + k));
+      // Bits 0-7 of each 10-bit row, packed into 4 bytes.
+      const std::uint64_t bytes = (d & 0xFF) | ((d >> 2) & 0xFF00) | ((d >> 4) & 0xFF0000) | ((d >> 6) & 0xFF000000);
+      packed |= bytes << (32 * half);
     }
     std::memcpy(rows + 8 * pair, &packed, sizeof packed);
   }
