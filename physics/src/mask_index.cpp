@@ -119,9 +119,9 @@ void MaskIndex::detach(PairTracker* tracker) {
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
-  if (Status s = checkQueryBox(box, m_voxel_size, "MaskIndex::query"); !s) return s;
-  const std::optional<QueryRange> range = queryRange(box, m_voxel_size);
-  if (!range) return {};
+  const Result<QueryRange> range = queryRange(box, m_voxel_size, "MaskIndex::query");
+  if (!range) return range.error();
+  if (range->empty) return {};
   const std::int64_t* lo = range->lo;
   const std::int64_t* hi = range->hi;
   const ChunkCoord clo = range->chunk_lo, chi = range->chunk_hi;
