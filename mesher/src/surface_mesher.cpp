@@ -1,8 +1,10 @@
 // Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and integer
 // occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast
 // (techniques from ../shared/research/mesher-feasibility.md; the code is ours):
-//   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and detects the all-outside and
-//      all-inside boxes (no triangles) on the way;
+//   0. the fast path: a box whose voxels are all equal (all air, water or one solid) has no surface; checked with two
+//      vector operations per 16 voxels before anything else;
+//   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and detects the other boxes that
+//      are all outside or all inside (no triangles) on the way;
 //   2. rows: the inside bits of each (y, z) row of the box, read from the weights' sign bits (e >= 128 is inside);
 //   3. edges and cells: XORs of neighbouring rows give the active edges of a whole row at once; ORs of shifted edge
 //      rows give the cells whose vertices the quads need;
