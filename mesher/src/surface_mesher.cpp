@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "cell_table.h"
+#include "quad_split.h"
 
 namespace vtp::mesher {
 
@@ -48,7 +49,9 @@ template <int kSide>
 constexpr std::array<std::uint16_t, kRowSlots> makeEdgeMasks() {
   std::array<std::uint16_t, kRowSlots> masks{};
   for (int z = 1; z < kSide - 1; ++z) {
-    for (int y = 1; y < kSide - 1; ++y) masks[std::size_t(y + kSide * z)] = std::uint16_t(((1u << (kSide - 1)) - 1) & ~1u);
+    for (int y = 1; y < kSide - 1; ++y) {
+      masks[std::size_t(y + kSide * z)] = std::uint16_t(((1u << (kSide - 1)) - 1) & ~1u);
+    }
   }
   return masks;
 }
@@ -166,59 +169,6 @@ constexpr std::array<std::int16_t, 64> makeBitVoxels() {
 template <int kSide>
 constexpr std::array<std::int16_t, 64> kBitVoxels = makeBitVoxels<kSide>();
 
-// Exact test for a zero-area triangle (all three cross-product components zero).
-inline bool degenerate(Vertex a, Vertex b, Vertex c) {
-  const int ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z;
-  const int vx = c.x - a.x, vy = c.y - a.y, vz = c.z - a.z;
-  return uy * vz - uz * vy == 0 && uz * vx - ux * vz == 0 && ux * vy - uy * vx == 0;
-}
-
-// A vertex's (x, y, z, 0) as int16 lanes 0..3 of a register.
-inline __m128i loadVertex(const Vertex* v) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(v)); }
-
-// The split rule for quad v0 v1 v2 v3 (the header's "Split"): true for (v1,v2,v3),(v1,v3,v0), false for
-// (v0,v1,v2),(v0,v2,v3). Exact cross products are only needed when a triangle's area projected along the edge axis
-// is zero (a nonzero projection proves a nonzero area), so the common case stays in registers.
-[[gnu::cold]] [[gnu::noinline]] unsigned splitExact(const Vertex* v, unsigned q0, unsigned q1, unsigned q2, unsigned q3,
-                                                    unsigned split13) {
-  const Vertex &v0 = v[q0], &v1 = v[q1], &v2 = v[q2], &v3 = v[q3];
-  if (!split13) return degenerate(v0, v1, v2) || degenerate(v0, v2, v3);
-  return !(degenerate(v1, v2, v3) || degenerate(v1, v3, v0));
-}
-
-template <int kAxis>
-inline unsigned chooseSplit13(const Vertex* vertices, unsigned q0, unsigned q1, unsigned q2, unsigned q3) {
-  const __m128i v0 = loadVertex(vertices + q0), v1 = loadVertex(vertices + q1);
-  const __m128i v2 = loadVertex(vertices + q2), v3 = loadVertex(vertices + q3);
-  const __m128i v01 = _mm_unpacklo_epi64(v0, v1), v23 = _mm_unpacklo_epi64(v2, v3);
-  // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^10).
-  const __m128i diff = _mm_sub_epi16(v01, v23);
-  const __m128i sq = _mm_madd_epi16(diff, diff);  // (d02 xy, d02 z, d13 xy, d13 z)
-  const __m128i len = _mm_hadd_epi32(sq, sq);     // (d02, d13, ...)
-  const unsigned split13 = _mm_extract_epi32(len, 1) < _mm_cvtsi128_si32(len) ? 1u : 0u;
-  // P = (b0,c0, b1,c1, b2,c2, b3,c3): the coordinates across the edge axis. With cr(i,j) = b_i c_j - c_i b_j,
-  // E = (cr01, cr12, cr23, cr30) and D = (cr02, cr13, cr20, cr31), each one pmaddwd of P with P's pairs rotated
-  // and turned into (c, -b); twice the projected areas are then sums of three crosses (shoelace).
-  constexpr char kB = 2 * ((kAxis + 1) % 3), kC = 2 * ((kAxis + 2) % 3);
-  const __m128i pick = _mm_setr_epi8(kB, kB + 1, kC, kC + 1, 8 + kB, 9 + kB, 8 + kC, 9 + kC, -1, -1, -1, -1, -1, -1,
-                                     -1, -1);
-  const __m128i p = _mm_unpacklo_epi64(_mm_shuffle_epi8(v01, pick), _mm_shuffle_epi8(v23, pick));
-  const __m128i rot1 = _mm_setr_epi8(6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1);
-  const __m128i rot2 = _mm_setr_epi8(10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5);
-  const __m128i negate_b = _mm_setr_epi16(1, -1, 1, -1, 1, -1, 1, -1);
-  const __m128i e = _mm_madd_epi16(p, _mm_sign_epi16(_mm_shuffle_epi8(p, rot1), negate_b));
-  const __m128i d = _mm_madd_epi16(p, _mm_sign_epi16(_mm_shuffle_epi8(p, rot2), negate_b));
-  // Areas of (0,1,2) = E0+E1+D2, (0,2,3) = D0+E2+E3, (1,2,3) = E1+E2+D3, (1,3,0) = D1+E3+E0.
-  const __m128i a1 = _mm_unpacklo_epi32(e, d);                       // E0 D0 E1 D1
-  const __m128i a2 = _mm_shuffle_epi32(e, _MM_SHUFFLE(3, 2, 2, 1));  // E1 E2 E2 E3
-  const __m128i a3 = _mm_blend_epi32(_mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 0, 2)),
-                                     _mm_shuffle_epi32(e, _MM_SHUFFLE(0, 3, 0, 3)), 0b1010);  // D2 E3 D3 E0
-  const __m128i area = _mm_add_epi32(_mm_add_epi32(a1, a2), a3);
-  const int flat = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(area, _mm_setzero_si128())));
-  if (((flat >> (2 * split13)) & 3) != 0) return splitExact(vertices, q0, q1, q2, q3, split13);
-  return split13;
-}
-
 // Byte shuffles from packed (q0, q1, q2, q3) to the triangles' indices (a, b, c, a, c, d): split 0 takes
 // (q0, q1, q2, q3), split 1 (q1, q2, q3, q0).
 alignas(16) constexpr std::int8_t kSplitOrder[2][16] = {
@@ -242,7 +192,9 @@ inline std::uint64_t fourRows(const std::uint16_t* rows) {
   std::memcpy(&w, rows, sizeof w);
   return w;
 }
-constexpr std::uint64_t firstRows(int count) { return count >= 4 ? ~std::uint64_t(0) : (std::uint64_t(1) << (16 * count)) - 1; }
+constexpr std::uint64_t firstRows(int count) {
+  return count >= 4 ? ~std::uint64_t(0) : (std::uint64_t(1) << (16 * count)) - 1;
+}
 
 // Step 5 for every edge along kAxis with its lower voxel in the chunk (kRing false) or, with the wide apron, within
 // one voxel outside it (kRing true): one quad per active edge. Out of line, with the streams in local restrict
@@ -333,7 +285,8 @@ template <int kApronSize>
     store(s.edge_rows[0] + r, ex);
     store(s.edge_rows[1] + r, ey);
     store(s.edge_rows[2] + r, ez);
-    const __m256i cy = _mm256_or_si256(ey, _mm256_srli_epi16(ey, 1)), cz = _mm256_or_si256(ez, _mm256_srli_epi16(ez, 1));
+    const __m256i cy = _mm256_or_si256(ey, _mm256_srli_epi16(ey, 1));
+    const __m256i cz = _mm256_or_si256(ez, _mm256_srli_epi16(ez, 1));
     store(s.cell_parts[0] + r, _mm256_or_si256(ex, _mm256_or_si256(cy, cz)));  // cells in row r
     store(s.cell_parts[1] + r, _mm256_or_si256(ex, cz));                       // cells in row r - 1
     store(s.cell_parts[2] + r, _mm256_or_si256(ex, cy));                       // cells in row r - side
@@ -364,7 +317,8 @@ template <int kApronSize>
         const unsigned pattern = unsigned((r00 >> bit) & 3) | unsigned((r01 >> bit) & 3) << 2 |
                                  unsigned((r10 >> bit) & 3) << 4 | unsigned((r11 >> bit) & 3) << 6;
         const int base = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
-        const __m128i offset = _mm_add_epi16(word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
+        const __m128i offset = _mm_add_epi16(
+            word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
         const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]), offset);
         _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), v);
         cell_vertex[base] = std::uint16_t(vertex_count++);
