@@ -80,13 +80,7 @@ class MaskTable {
   }
 
  private:
-  static std::size_t hash(terrain::ChunkCoord c) {
-    std::uint64_t h = std::uint64_t(std::uint32_t(c.x)) * 0x9E3779B97F4A7C15ull;
-    h ^= std::uint64_t(std::uint32_t(c.y)) * 0xC2B2AE3D27D4EB4Full;
-    h ^= std::uint64_t(std::uint32_t(c.z)) * 0x165667B19E3779F9ull;
-    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
-    return std::size_t(h ^ (h >> 32));
-  }
+  static std::size_t hash(terrain::ChunkCoord c) { return std::size_t(terrain::chunkHash(c)); }
   std::size_t mask() const { return m_slots.size() - 1; }
 
   // Gives a slot the masks of `m`: MIXED keeps (or takes) an entry of the mask array, others release theirs.

@@ -66,18 +66,7 @@ class ChunkTable {
   std::size_t storedCount() const { return m_stored; }
   std::size_t tableBytes() const { return (current().mask + 1) * sizeof(Slot); }
 
-  /// The key hash, separable by axis: hash(c) = mixHash(hashPart<0>(x) ^ hashPart<1>(y) ^ hashPart<2>(z)).
-  template <int kAxis>
-  static std::uint64_t hashPart(std::int32_t v) {
-    constexpr std::uint64_t kMul[3] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull};
-    return std::uint64_t(std::uint32_t(v)) * kMul[kAxis];
-  }
-  // A full 64-bit finaliser: neighbouring keys must not land in neighbouring slots, or linear probing clusters.
-  static std::size_t mixHash(std::uint64_t h) {
-    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
-    return std::size_t(h ^ (h >> 32));
-  }
-  static std::size_t hash(ChunkCoord c) { return mixHash(hashPart<0>(c.x) ^ hashPart<1>(c.y) ^ hashPart<2>(c.z)); }
+  static std::size_t hash(ChunkCoord c) { return std::size_t(chunkHash(c)); }
 
  private:
   void grow();

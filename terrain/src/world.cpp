@@ -85,15 +85,15 @@ bool readApronBox(const ChunkTable::Table& table, ChunkCoord c, Voxel* out) {
   const Voxel* src[27];
   std::uint64_t hx[3], hy[3], hz[3];
   for (int d = 0; d < 3; ++d) {
-    hx[d] = ChunkTable::hashPart<0>(c.x + d - 1);
-    hy[d] = ChunkTable::hashPart<1>(c.y + d - 1);
-    hz[d] = ChunkTable::hashPart<2>(c.z + d - 1);
+    hx[d] = chunkHashPart<0>(c.x + d - 1);
+    hy[d] = chunkHashPart<1>(c.y + d - 1);
+    hz[d] = chunkHashPart<2>(c.z + d - 1);
   }
   const ChunkTable::Slot* slots = table.slots.get();
   const std::size_t mask = table.mask;
   for (int n = 0, k = 0; k < 3; ++k) for (int j = 0; j < 3; ++j) for (int i = 0; i < 3; ++i, ++n) {
     const ChunkCoord key{c.x + i - 1, c.y + j - 1, c.z + k - 1};
-    const ChunkTable::Slot* slot = ChunkTable::find(slots, mask, key, ChunkTable::mixHash(hx[i] ^ hy[j] ^ hz[k]));
+    const ChunkTable::Slot* slot = ChunkTable::find(slots, mask, key, std::size_t(chunkHashMix(hx[i] ^ hy[j] ^ hz[k])));
     const Chunk* chunk = slot ? slot->chunk.load(std::memory_order_seq_cst) : nullptr;
     if (chunk && !chunk->isUniform()) {
       src[n] = chunk->dense().data();

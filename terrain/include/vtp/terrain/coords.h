@@ -37,6 +37,22 @@ struct ChunkCoord {
   }
 };
 
+/// Hash of a chunk key for hash tables, separable by axis so a caller resolving a block of neighbours can share the
+/// per-axis parts: chunkHash(c) = chunkHashMix(chunkHashPart<0>(x) ^ chunkHashPart<1>(y) ^ chunkHashPart<2>(z)).
+/// The finaliser spreads neighbouring keys, which linear probing needs.
+template <int kAxis>
+constexpr std::uint64_t chunkHashPart(std::int32_t v) {
+  constexpr std::uint64_t kMul[3] = {0x9E3779B97F4A7C15ull, 0xC2B2AE3D27D4EB4Full, 0x165667B19E3779F9ull};
+  return std::uint64_t(std::uint32_t(v)) * kMul[kAxis];
+}
+constexpr std::uint64_t chunkHashMix(std::uint64_t h) {
+  h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ull;
+  return h ^ (h >> 32);
+}
+constexpr std::uint64_t chunkHash(ChunkCoord c) {
+  return chunkHashMix(chunkHashPart<0>(c.x) ^ chunkHashPart<1>(c.y) ^ chunkHashPart<2>(c.z));
+}
+
 /// A point or vector in voxel units (edit shapes take these). [Unit: voxel]
 struct Vec3d {
   double x = 0, y = 0, z = 0;
