@@ -24,8 +24,9 @@ PairTracker::~PairTracker() { m_index.detach(this); }
 
 void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
   if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
-  std::vector<std::pair<ChunkCoord, std::uint8_t>> next;
-  next.reserve(m_scratch.size());
+  // Reused buffers (swapped with the body's list below): no allocation per update in steady state.
+  std::vector<std::pair<ChunkCoord, std::uint8_t>>& next = m_next;
+  next.clear();
   for (const ChunkTouch& t : m_scratch) {
     next.push_back({t.chunk, std::uint8_t((t.solid ? kSolidBit : 0) | (t.water ? kWaterBit : 0))});
   }
@@ -50,7 +51,7 @@ void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
       ++new_it;
     }
   }
-  body.touches = std::move(next);
+  body.touches.swap(next);
 }
 
 Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "vtp/physics/mask_index.h"
@@ -79,7 +80,8 @@ class PairTracker {
   mutable std::mutex m_mutex;
   std::unordered_map<std::uint64_t, std::unique_ptr<Body>> m_bodies;
   PairChanges m_edit_changes;
-  std::vector<ChunkTouch> m_scratch;
+  std::vector<ChunkTouch> m_scratch;                                 // query results, reused
+  std::vector<std::pair<terrain::ChunkCoord, std::uint8_t>> m_next;  // a body's new touches, reused
 };
 
 }  // namespace vtp::physics
