@@ -1,0 +1,155 @@
+#pragma once
+/// \file
+/// A chunk collider: the chunk's own collision triangles (the mesher's output, lossless on its 1/256-voxel grid) with
+/// a query structure, self-contained and immutable once built, so any number of threads may query it at once.
+///
+/// Layout (one allocation, sizes in bytes per triangle on the default world in data/bench/):
+///   - vertices: int16 x, y, z on the mesher's grid (1/256 voxel, relative to the chunk origin), 6 bytes each;
+///   - triangles: three u16 vertex-index arrays (structure of arrays, 8 triangles per SIMD load); bit 15 of index k is
+///     the edge flag of edge k (vertex k to vertex k+1), free because a chunk has at most 729 vertices;
+///   - one material byte per triangle;
+///   - leaves: triangles are ordered by leaf (runs of at most kLeafTriangles), and the leaves' int16 bounding boxes are
+///     stored 8 to a group as structure of arrays, so one AVX2 step tests a ray or a box against 8 leaves.
+/// The leaves come from a loose kD build (collider_builder.h); the tree itself is not kept: a flat SIMD scan of ~25
+/// leaf boxes beat binary descent on this machine kind (../shared/research/kdtree-feasibility.md, the "flat" variant;
+/// tools/profile reports both).
+///
+/// Rays are watertight: the triangle test is Woop, Benthin and Wald, "Watertight Ray/Triangle Intersection" (JCGT
+/// 2013), run in the grid frame. Every chunk a world ray visits must see the same ray, bit for bit, so the origin is
+/// translated into the chunk's frame in double and split there into an integer part and a float fraction: vertex minus
+/// origin is then (vertex - integer part), exact, minus the fraction, rounded once — the same float for a seam vertex
+/// seen from either chunk. A ray through a shared edge or vertex hits at least one of the triangles around it.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "vtp/mesher/surface_mesher.h"
+#include "vtp/terrain/coords.h"
+#include "vtp/terrain/status.h"
+
+namespace vtp::physics {
+
+/// Grid units per voxel of collider positions (the mesher's fixed point).
+inline constexpr int kGridScale = mesher::kPositionScale;
+/// The most triangles in one leaf of the flat structure.
+inline constexpr int kLeafTriangles = 8;
+/// Leaf boxes per SIMD group.
+inline constexpr int kLeafGroup = 8;
+
+/// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
+struct Ray {
+  std::array<double, 3> origin{};
+  std::array<double, 3> direction{};
+  double max_t = 1.0;
+};
+
+/// A ray prepared for one chunk (prepareRay). Plain data; cheap to copy.
+struct ChunkRay {
+  std::array<std::int32_t, 3> origin_int{};  ///< Integer part of the origin in the chunk's grid frame.
+  std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1).
+  std::array<float, 3> direction{};          ///< Grid units per unit of t.
+  std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
+  int kx = 0, ky = 1, kz = 2;                ///< Woop's axis permutation: kz is the direction's largest axis.
+  float shear_x = 0, shear_y = 0, shear_z = 0;
+  float max_t = 0;
+  Ray world;            ///< The ray as given, for hit points in world units.
+  double voxel_size = 1;
+};
+
+/// A hit of a ray on a triangle.
+struct RayHit {
+  double t = 0;                     ///< Along the world ray (Ray::direction units).
+  std::array<double, 3> point{};    ///< origin + t * direction. [Unit: world units]
+  std::array<float, 3> normal{};    ///< Unit normal of the triangle, out of the solid.
+  int triangle = -1;                ///< Collider triangle id.
+  std::uint8_t material = 0;
+  bool front_face = false;          ///< The ray enters the solid here (direction against the normal).
+};
+
+/// A closed box on a chunk's grid. [Unit: 1/256 voxel, relative to the chunk origin]
+struct GridBox {
+  std::array<std::int32_t, 3> min{}, max{};
+};
+
+/// One triangle as stored.
+struct ColliderTriangle {
+  std::array<mesher::Vertex, 3> vertices;
+  std::uint8_t material = 0;
+  std::uint8_t edge_flags = 0;  ///< Bit k: edge k (vertex k to k+1) flagged (set by contact generation).
+};
+
+/// `ray` prepared for chunk `chunk` of a world with `voxel_size` world units per voxel. Errors (kInvalidArgument): a
+/// non-finite component, max_t < 0 or non-finite, a zero direction; (kOutOfRange) an origin or end point at or
+/// beyond 2^16 voxels from the world origin (physics answers within that range, CONVENTIONS).
+Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size);
+
+/// The grid box of the world-space box [min, max] in chunk `chunk`: the grid points inside it, so a triangle whose
+/// integer bounds overlap the GridBox overlaps the world box and conversely. Errors as MaskIndex::query's.
+Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,
+                          double voxel_size);
+
+class Collider {
+ public:
+  Collider(const Collider&) = delete;
+  Collider& operator=(const Collider&) = delete;
+  ~Collider();
+
+  terrain::ChunkCoord chunk() const noexcept { return m_chunk; }
+  int triangleCount() const noexcept { return m_triangles; }
+  int vertexCount() const noexcept { return m_vertices; }
+  int leafCount() const noexcept { return m_leaves; }
+  /// Everything this collider owns, its own object included. [Unit: byte]
+  std::size_t bytes() const noexcept { return sizeof(Collider) + m_allocation_bytes; }
+  /// Bounds of all triangles (empty collider: min > max). [Unit: grid]
+  GridBox bounds() const noexcept;
+  /// Bounds of leaf `leaf` and its triangle range [first, last).
+  GridBox leafBounds(int leaf) const noexcept;
+  std::array<int, 2> leafTriangles(int leaf) const noexcept;
+  ColliderTriangle triangle(int id) const noexcept;
+
+  /// The closest hit with t in [0, ray.max_t], if any. A ray starting inside solid hits the surface it leaves.
+  bool closestHit(const ChunkRay& ray, RayHit& hit) const noexcept;
+  /// Whether the ray hits any triangle with t in [0, max_t].
+  bool anyHit(const ChunkRay& ray) const noexcept;
+  /// Every hit with t in [0, max_t], sorted by t, into `out`; returns how many there are (only the first
+  /// out.size() are written). A ray through a shared edge can hit both triangles at the same t.
+  int allHits(const ChunkRay& ray, std::span<RayHit> out) const noexcept;
+  /// Ids of the triangles whose integer bounds overlap `box`, in increasing order, into `ids`; with `vertices`
+  /// (3 per id, [Unit: world units relative to the chunk origin]) also their positions. Returns how many overlap
+  /// (only the first ids.size() are written; `vertices` needs 3 entries per written id).
+  int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
+             double voxel_size = 1.0) const noexcept;
+
+ private:
+  friend class ColliderBuilder;
+  Collider() = default;
+  template <class Visit>
+  void castRay(const ChunkRay& ray, Visit&& visit) const noexcept;
+  RayHit makeHit(const ChunkRay& ray, int id, float t) const noexcept;
+
+  // The sections of m_data, in this order (each 2-byte aligned; the boxes first, 16-byte aligned). The object is
+  // kept small: it is part of every cached chunk's cost.
+  const std::int16_t* boxes() const noexcept { return reinterpret_cast<const std::int16_t*>(m_data.get()); }
+  const std::uint16_t* leafStart() const noexcept {
+    return reinterpret_cast<const std::uint16_t*>(boxes() + 6 * kLeafGroup * groupCount());
+  }
+  const std::int16_t* positions() const noexcept {
+    return reinterpret_cast<const std::int16_t*>(leafStart() + m_leaves + 1);
+  }
+  const std::uint16_t* corner(int k) const noexcept {
+    return reinterpret_cast<const std::uint16_t*>(positions() + 3 * m_vertices) + k * m_triangles;
+  }
+  const std::uint8_t* materials() const noexcept { return reinterpret_cast<const std::uint8_t*>(corner(3)); }
+  int groupCount() const noexcept { return (m_leaves + kLeafGroup - 1) / kLeafGroup; }
+
+  std::unique_ptr<std::byte[]> m_data;
+  std::array<std::int16_t, 6> m_bounds{};  // min x, y, z, max x, y, z
+  terrain::ChunkCoord m_chunk{};
+  std::uint32_t m_allocation_bytes = 0;
+  std::uint16_t m_triangles = 0, m_vertices = 0, m_leaves = 0;
+};
+
+}  // namespace vtp::physics

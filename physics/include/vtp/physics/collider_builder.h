@@ -1,0 +1,38 @@
+#pragma once
+/// \file
+/// Builds chunk colliders (collider.h) from the mesher's output: the loose kD build (kd_build.h) clusters the
+/// triangles into leaves, then everything is packed into the collider's single allocation.
+
+#include <memory>
+#include <vector>
+
+#include "vtp/mesher/surface_mesher.h"
+#include "vtp/physics/collider.h"
+#include "vtp/physics/kd_build.h"
+#include "vtp/terrain/coords.h"
+#include "vtp/terrain/status.h"
+
+namespace vtp::physics {
+
+/// Thread-safety: one builder per thread (it holds scratch buffers, grown once to the largest chunk).
+class ColliderBuilder {
+ public:
+  /// `leaf_triangles` is the flat structure's leaf size (kLeafTriangles by default).
+  explicit ColliderBuilder(KdBuildOptions options = {kLeafTriangles, 32});
+
+  /// The collider of chunk `chunk` from the chunk's own triangles of `mesh` (the first owned_triangle_count; with the
+  /// wide apron the neighbours' triangles are left out). Unused vertices are dropped, the rest keep their order.
+  /// Errors (kInvalidArgument): counts beyond the mesh's buffers or an index past vertex_count.
+  Result<std::unique_ptr<Collider>> build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk);
+
+  /// The kD build of the last build() call (for the profiler's reference layout).
+  const KdBuild& lastKd() const noexcept { return m_kd; }
+
+ private:
+  KdBuildOptions m_options;
+  KdBuild m_kd;
+  std::vector<TriangleBounds> m_bounds;
+  std::vector<std::int32_t> m_remap;
+};
+
+}  // namespace vtp::physics

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// The loose kD build over one chunk's triangles (after the "Loose kD tree" section of
+/// ../shared/seeds/roblox-voxel-terrain-physics.txt): each branch splits its triangles in two on one axis and keeps
+/// two planes, the left child's maximum and the right child's minimum along that axis, each tight to its child's
+/// content (so the children may overlap: "loose"). The split is on the longest axis of the node's content bounds, at
+/// the mean of the triangles' midpoints; when one side would get fewer than a quarter of the triangles, at the median
+/// instead. A node with at most `leaf_triangles` triangles, or at `max_depth`, is a leaf.
+///
+/// The collider uses the build only to cluster triangles into leaves (collider_builder.h); the nodes are kept for the
+/// profiler's reference row (the published layout). Everything is on the integer grid, so the planes are exact.
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace vtp::physics {
+
+/// Integer bounds of one triangle. [Unit: grid]
+struct TriangleBounds {
+  std::array<std::int16_t, 3> min{}, max{};
+};
+
+struct KdNode {
+  std::int32_t left_max = 0;   ///< Planes along `axis`: the left child's content ends here ...
+  std::int32_t right_min = 0;  ///< ... and the right child's starts here. [Unit: grid]
+  std::int32_t axis = -1;      ///< -1 for a leaf.
+  std::int32_t left = -1, right = -1;  ///< Child node indices (branches).
+  std::int32_t leaf = -1;              ///< Leaf index (leaves).
+};
+
+struct KdLeaf {
+  std::int32_t first = 0, count = 0;  ///< A range of KdBuild::order.
+};
+
+struct KdBuildOptions {
+  int leaf_triangles = 8;  ///< In [1, 64].
+  int max_depth = 32;      ///< In [1, 64].
+};
+
+struct KdBuild {
+  std::vector<std::uint16_t> order;  ///< Triangle ids, grouped by leaf (leaf i is order[first, first + count)).
+  std::vector<KdLeaf> leaves;        ///< In depth-first order, left before right.
+  std::vector<KdNode> nodes;         ///< nodes[0] is the root (a leaf when there are few triangles).
+};
+
+/// Builds over `bounds` (triangle i has bounds[i]; at most 65535 triangles) into `out`, reusing its capacity.
+/// Deterministic: the same bounds always give the same build. Options are clamped to their ranges.
+void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out);
+
+}  // namespace vtp::physics

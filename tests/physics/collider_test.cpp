@@ -1,0 +1,515 @@
+// Colliders against brute force: the structure holds every triangle once in a leaf whose box contains it; closest,
+// any and all hits agree with a double-precision Möller–Trumbore over every triangle on random long, short and
+// inside-the-solid rays (hit or miss, |dt| <= 1e-5 of the segment); rays fired exactly through shared edges and
+// vertices, on chunk seams too, never slip through; box gathers equal the exact overlap set; bad input is refused.
+#include "vtp/physics/collider.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "physics/mask_reference.h"
+#include "support/random_world.h"
+#include "vtp/physics/collider_builder.h"
+
+using namespace vtp::terrain;
+using namespace vtp::physics;
+using P3 = std::array<double, 3>;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Built {
+  ChunkCoord chunk;
+  std::unique_ptr<Collider> collider;
+};
+
+std::unique_ptr<Collider> buildCollider(const World& world, ChunkCoord c, ColliderBuilder& builder) {
+  static thread_local vtp::mesher::SurfaceMesher mesher;
+  static thread_local vtp::mesher::ChunkMesh mesh;
+  const auto box = vtp::test::readMaskBox(world, c);
+  REQUIRE(mesher.mesh(box, vtp::mesher::kApron, mesh).ok());
+  auto built = builder.build(mesh, c);
+  REQUIRE(built.ok());
+  return std::move(built.value());
+}
+
+// Every chunk near a stored one that owns triangles.
+std::vector<Built> buildAll(const World& world, KdBuildOptions options = {kLeafTriangles, 32}) {
+  ColliderBuilder builder(options);
+  std::vector<Built> out;
+  std::map<ChunkCoord, bool> near;
+  const WorldSnapshot snapshot = world.snapshot();
+  for (const auto& entry : snapshot.chunks())
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) near[{entry.coord.x + dx, entry.coord.y + dy, entry.coord.z + dz}] = true;
+  for (const auto& [c, unused] : near) {
+    auto collider = buildCollider(world, c, builder);
+    if (collider->triangleCount() > 0) out.push_back({c, std::move(collider)});
+  }
+  return out;
+}
+
+// Triangle `id` of `c` in world units.
+std::array<P3, 3> worldTriangle(const Collider& c, int id, double voxel_size) {
+  const ColliderTriangle t = c.triangle(id);
+  const double s = voxel_size / kGridScale;
+  const ChunkCoord k = c.chunk();
+  const double o[3] = {8.0 * k.x * voxel_size, 8.0 * k.y * voxel_size, 8.0 * k.z * voxel_size};
+  std::array<P3, 3> v;
+  for (int i = 0; i < 3; ++i) {
+    v[std::size_t(i)] = {o[0] + t.vertices[std::size_t(i)].x * s, o[1] + t.vertices[std::size_t(i)].y * s,
+                         o[2] + t.vertices[std::size_t(i)].z * s};
+  }
+  return v;
+}
+
+P3 sub(const P3& a, const P3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+P3 cross(const P3& a, const P3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+double dot(const P3& a, const P3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+// Double-sided Möller–Trumbore in double; `slack` widens (> 0) or narrows (< 0) the triangle in barycentric terms,
+// so a ray the exact test cannot decide within rounding counts as both a hit and a miss.
+bool oracleHit(const Ray& r, const std::array<P3, 3>& v, double slack, double& t) {
+  const P3 e1 = sub(v[1], v[0]), e2 = sub(v[2], v[0]);
+  const P3 p = cross(r.direction, e2);
+  const double det = dot(e1, p);
+  if (det == 0) return false;
+  const P3 s = sub(r.origin, v[0]);
+  const double u = dot(s, p) / det;
+  const P3 q = cross(s, e1);
+  const double w = dot(r.direction, q) / det;
+  if (u < -slack || w < -slack || u + w > 1 + slack) return false;
+  t = dot(e2, q) / det;
+  const double tt = slack * r.max_t;
+  return t >= -tt && t <= r.max_t + tt;
+}
+
+struct OracleResult {
+  bool sure_hit = false, maybe_hit = false;
+  double t_lo = std::numeric_limits<double>::infinity();  // closest t among possible hits
+  double t_hi = std::numeric_limits<double>::infinity();  // closest t among sure hits
+  std::vector<int> sure, maybe;
+};
+
+OracleResult oracle(const Collider& c, const Ray& r, double voxel_size) {
+  constexpr double kSlack = 1e-6;
+  OracleResult o;
+  for (int id = 0; id < c.triangleCount(); ++id) {
+    const auto v = worldTriangle(c, id, voxel_size);
+    double t;
+    if (oracleHit(r, v, kSlack, t)) {
+      o.maybe_hit = true;
+      o.maybe.push_back(id);
+      o.t_lo = std::min(o.t_lo, t);
+    }
+    if (oracleHit(r, v, -kSlack, t)) {
+      o.sure_hit = true;
+      o.sure.push_back(id);
+      o.t_hi = std::min(o.t_hi, t);
+    }
+  }
+  return o;
+}
+
+// Checks every ray query of `c` on `ray` against the oracle; returns the number of disagreements.
+int checkRay(const Collider& c, const Ray& ray, double voxel_size) {
+  auto prepared = prepareRay(ray, c.chunk(), voxel_size);
+  REQUIRE(prepared.ok());
+  const OracleResult o = oracle(c, ray, voxel_size);
+  RayHit hit;
+  const bool found = c.closestHit(*prepared, hit);
+  int mismatches = 0;
+  const double tol = 1e-5 * ray.max_t;
+  if (found) {
+    if (!o.maybe_hit || hit.t < o.t_lo - tol || hit.t > o.t_hi + tol) ++mismatches;
+    if (!std::binary_search(o.maybe.begin(), o.maybe.end(), hit.triangle)) ++mismatches;
+  } else if (o.sure_hit) {
+    ++mismatches;
+  }
+  if (c.anyHit(*prepared) != found) ++mismatches;
+  std::array<RayHit, 64> all;
+  const int n = c.allHits(*prepared, all);
+  if (n < int(o.sure.size()) || n > int(o.maybe.size())) ++mismatches;
+  for (int i = 0; i < std::min<int>(n, int(all.size())); ++i) {
+    if (i > 0 && all[std::size_t(i)].t < all[std::size_t(i - 1)].t) ++mismatches;
+    if (!std::binary_search(o.maybe.begin(), o.maybe.end(), all[std::size_t(i)].triangle)) ++mismatches;
+  }
+  if (found && n > 0 && all[0].t != hit.t) ++mismatches;
+  return mismatches;
+}
+
+P3 uniformIn(std::mt19937_64& rng, const P3& lo, const P3& hi) {
+  P3 p;
+  for (int a = 0; a < 3; ++a) p[std::size_t(a)] = std::uniform_real_distribution<double>(lo[std::size_t(a)], hi[std::size_t(a)])(rng);
+  return p;
+}
+
+void worldBounds(const Collider& c, double voxel_size, P3& lo, P3& hi) {
+  const GridBox b = c.bounds();
+  const double s = voxel_size / kGridScale;
+  const ChunkCoord k = c.chunk();
+  const double o[3] = {8.0 * k.x * voxel_size, 8.0 * k.y * voxel_size, 8.0 * k.z * voxel_size};
+  for (int a = 0; a < 3; ++a) {
+    lo[std::size_t(a)] = o[a] + b.min[std::size_t(a)] * s;
+    hi[std::size_t(a)] = o[a] + b.max[std::size_t(a)] * s;
+  }
+}
+
+std::unique_ptr<World> randomWorld(std::uint64_t seed, double voxel_size, int edits) {
+  WorldConfig config;
+  config.voxel_size = voxel_size;
+  auto world = vtp::test::makeWorld(std::move(config));
+  std::mt19937_64 rng(seed);
+  vtp::test::randomEdits(*world, VoxelBox{{-13, -11, -13}, {13, 11, 13}}, edits, rng);
+  return world;
+}
+
+}  // namespace
+
+TEST_CASE("collider: every triangle once, in a leaf whose box holds it, the mesh's geometry kept") {
+  for (const int leaf : {1, 2, 8, 16}) {
+    auto world = randomWorld(11, 1.0, 40);
+    vtp::mesher::SurfaceMesher mesher;
+    vtp::mesher::ChunkMesh mesh;
+    ColliderBuilder builder({leaf, 32});
+    int chunks = 0;
+    for (const Built& b : buildAll(*world, {leaf, 32})) {
+      const Collider& c = *b.collider;
+      REQUIRE(mesher.mesh(vtp::test::readMaskBox(*world, b.chunk), vtp::mesher::kApron, mesh).ok());
+      REQUIRE(c.triangleCount() == mesh.triangle_count);
+      // The same triangles as a multiset (corners in order, materials too).
+      std::multiset<std::array<int, 10>> want, got;
+      for (int t = 0; t < mesh.triangle_count; ++t) {
+        std::array<int, 10> k{};
+        for (int i = 0; i < 3; ++i) {
+          const auto& v = mesh.vertices[mesh.indices[std::size_t(3 * t + i)]];
+          k[std::size_t(3 * i)] = v.x, k[std::size_t(3 * i + 1)] = v.y, k[std::size_t(3 * i + 2)] = v.z;
+        }
+        k[9] = mesh.materials[std::size_t(t)];
+        want.insert(k);
+      }
+      int covered = 0;
+      for (int l = 0; l < c.leafCount(); ++l) {
+        const auto [first, last] = c.leafTriangles(l);
+        CHECK(first == covered);
+        CHECK(last > first);
+        CHECK(last - first <= std::max(leaf, 1));
+        covered = last;
+        const GridBox box = c.leafBounds(l);
+        for (int t = first; t < last; ++t) {
+          const ColliderTriangle tri = c.triangle(t);
+          CHECK(tri.edge_flags == 0);
+          std::array<int, 10> k{};
+          for (int i = 0; i < 3; ++i) {
+            const auto& v = tri.vertices[std::size_t(i)];
+            const int p[3] = {v.x, v.y, v.z};
+            for (int a = 0; a < 3; ++a) {
+              CHECK(p[a] >= box.min[std::size_t(a)]);
+              CHECK(p[a] <= box.max[std::size_t(a)]);
+              CHECK(p[a] >= c.bounds().min[std::size_t(a)]);
+              CHECK(p[a] <= c.bounds().max[std::size_t(a)]);
+              k[std::size_t(3 * i + a)] = p[a];
+            }
+          }
+          k[9] = tri.material;
+          got.insert(k);
+        }
+      }
+      CHECK(covered == c.triangleCount());
+      CHECK(want == got);
+      // Bytes: the object plus one allocation: leaf boxes and starts, positions, indices, materials, 16 bytes of tail.
+      const std::size_t groups = std::size_t(c.leafCount() + kLeafGroup - 1) / kLeafGroup;
+      CHECK(c.bytes() == sizeof(Collider) + 96 * groups + 2 * std::size_t(c.leafCount() + 1) +
+                             6 * std::size_t(c.vertexCount()) + 7 * std::size_t(c.triangleCount()) + 16);
+      ++chunks;
+    }
+    CHECK(chunks > 20);
+  }
+}
+
+TEST_CASE("collider: random rays agree with a double-precision oracle (voxel sizes 1 and 0.37, negative coords)") {
+  for (const double voxel_size : {1.0, 0.37}) {
+    auto world = randomWorld(23, voxel_size, 50);
+    std::mt19937_64 rng(7);
+    int rays = 0, mismatches = 0, hits = 0;
+    for (const Built& b : buildAll(*world)) {
+      const Collider& c = *b.collider;
+      P3 lo, hi;
+      worldBounds(c, voxel_size, lo, hi);
+      P3 glo, ghi;  // 1.5x grown
+      double diagonal = 0;
+      for (int a = 0; a < 3; ++a) {
+        const double half = (hi[std::size_t(a)] - lo[std::size_t(a)]) * 0.75 + 0.01;
+        const double mid = (hi[std::size_t(a)] + lo[std::size_t(a)]) / 2;
+        glo[std::size_t(a)] = mid - half;
+        ghi[std::size_t(a)] = mid + half;
+        diagonal += (hi[std::size_t(a)] - lo[std::size_t(a)]) * (hi[std::size_t(a)] - lo[std::size_t(a)]);
+      }
+      diagonal = std::sqrt(diagonal) + voxel_size;
+      for (int i = 0; i < 24; ++i) {
+        // Long: from the grown box through a point inside, 2 diagonals long (unit direction).
+        const P3 from = uniformIn(rng, glo, ghi), through = uniformIn(rng, lo, hi);
+        P3 d = sub(through, from);
+        const double len = std::sqrt(dot(d, d));
+        if (len == 0) continue;
+        for (double& x : d) x /= len;
+        mismatches += checkRay(c, Ray{from, d, 2 * diagonal}, voxel_size);
+        // Short: 2 voxels in a uniform direction from a point inside (often inside the solid).
+        P3 e = uniformIn(rng, {-1, -1, -1}, {1, 1, 1});
+        const Ray s{uniformIn(rng, lo, hi), e, 2 * voxel_size / std::sqrt(dot(e, e))};
+        mismatches += checkRay(c, s, voxel_size);
+        RayHit h;
+        auto pr = prepareRay(s, c.chunk(), voxel_size);
+        REQUIRE(pr.ok());
+        hits += c.closestHit(*pr, h) ? 1 : 0;
+        rays += 2;
+      }
+    }
+    CHECK(rays > 1000);
+    CHECK(hits > rays / 20);
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("collider: rays exactly through shared edges and vertices, on seams too, always hit") {
+  // Voxel size 1 and grid-point origins: every ray below passes exactly through its target edge midpoint or vertex.
+  auto world = randomWorld(31, 1.0, 40);
+  const auto built = buildAll(*world);
+  // World grid coordinates of each triangle's corners, and the chunks owning each undirected edge.
+  struct Key {
+    std::array<std::int64_t, 3> p;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<std::pair<Key, Key>, std::vector<std::size_t>> edges;  // edge -> colliders (index into built)
+  std::map<Key, P3> vertices;  // sum of the unit normals of the triangles around
+  std::map<std::pair<Key, Key>, P3> normals;  // sum of the two triangles' normals
+  for (std::size_t ci = 0; ci < built.size(); ++ci) {
+    const Collider& c = *built[ci].collider;
+    const ChunkCoord k = c.chunk();
+    for (int id = 0; id < c.triangleCount(); ++id) {
+      const ColliderTriangle t = c.triangle(id);
+      std::array<Key, 3> w;
+      for (int i = 0; i < 3; ++i) {
+        const auto& v = t.vertices[std::size_t(i)];
+        w[std::size_t(i)] = {{std::int64_t(k.x) * 2048 + v.x, std::int64_t(k.y) * 2048 + v.y, std::int64_t(k.z) * 2048 + v.z}};
+      }
+      const P3 n = cross(sub({double(w[1].p[0]), double(w[1].p[1]), double(w[1].p[2])},
+                             {double(w[0].p[0]), double(w[0].p[1]), double(w[0].p[2])}),
+                         sub({double(w[2].p[0]), double(w[2].p[1]), double(w[2].p[2])},
+                             {double(w[0].p[0]), double(w[0].p[1]), double(w[0].p[2])}));
+      const double len = std::sqrt(dot(n, n));
+      for (int i = 0; i < 3; ++i) {
+        P3& vn = vertices[w[std::size_t(i)]];
+        for (int a = 0; a < 3; ++a) vn[std::size_t(a)] += n[std::size_t(a)] / len;
+        auto e = std::minmax(w[std::size_t(i)], w[std::size_t((i + 1) % 3)]);
+        edges[{e.first, e.second}].push_back(ci);
+        P3& s = normals[{e.first, e.second}];
+        for (int a = 0; a < 3; ++a) s[std::size_t(a)] += n[std::size_t(a)] / len;
+      }
+    }
+  }
+  std::mt19937_64 rng(5);
+  // Query every collider near the target (the ray may pass into neighbours first): closest t over them.
+  auto cast = [&](const P3& origin_grid, const P3& target_grid, double& best) {
+    const Ray ray{{origin_grid[0] / 256, origin_grid[1] / 256, origin_grid[2] / 256},
+                  {(target_grid[0] - origin_grid[0]) / 256, (target_grid[1] - origin_grid[1]) / 256,
+                   (target_grid[2] - origin_grid[2]) / 256},
+                  1.5};
+    best = std::numeric_limits<double>::infinity();
+    for (const Built& b : built) {
+      auto pr = prepareRay(ray, b.chunk, 1.0);
+      REQUIRE(pr.ok());
+      RayHit h;
+      if (b.collider->closestHit(*pr, h)) best = std::min(best, h.t);
+    }
+  };
+  int edge_rays = 0, seam_edges = 0, misses = 0;
+  for (const auto& [e, owners] : edges) {
+    if (owners.size() != 2 || edge_rays >= 3000) continue;  // interior manifold edges
+    const bool seam = owners[0] != owners[1];
+    if (!seam && rng() % 4 != 0) continue;
+    // Midpoint in half grid units, scaled by 2 to stay exact; origin off the surface along the normal by whole units.
+    const P3 mid{double(e.first.p[0] + e.second.p[0]) / 2, double(e.first.p[1] + e.second.p[1]) / 2,
+                 double(e.first.p[2] + e.second.p[2]) / 2};
+    const P3& n = normals.at(e);
+    for (const double side : {1.0, -1.0}) {
+      P3 origin;
+      for (int a = 0; a < 3; ++a) {
+        origin[std::size_t(a)] = mid[std::size_t(a)] + std::round(side * 60 * n[std::size_t(a)]) +
+                                 double(std::int64_t(rng() % 31) - 15);
+      }
+      if (origin == mid) continue;
+      double best;
+      cast(origin, mid, best);
+      if (!(best <= 1.0 + 1e-6)) ++misses;
+      // The same ray moved by a fraction of a grid unit: origins off the grid (a float fraction in every chunk).
+      const P3 shift{0.3183, 0.2718, 0.1414};
+      cast({origin[0] + shift[0], origin[1] + shift[1], origin[2] + shift[2]},
+           {mid[0] + shift[0], mid[1] + shift[1], mid[2] + shift[2]}, best);
+      if (!(best <= 1.1)) ++misses;  // within a few grid units of the edge
+      ++edge_rays;
+      seam_edges += seam ? 1 : 0;
+    }
+  }
+  int vertex_rays = 0;
+  // Vertices: from either side along the mean normal, jittered (a ray merely grazing a vertex may miss it).
+  for (const auto& [v, n] : vertices) {
+    if (vertex_rays >= 1500 || rng() % 3 != 0 || dot(n, n) < 1.0) continue;
+    const P3 target{double(v.p[0]), double(v.p[1]), double(v.p[2])};
+    const double len = std::sqrt(dot(n, n));
+    for (const double side : {1.0, -1.0}) {
+      P3 origin;
+      for (int a = 0; a < 3; ++a) {
+        origin[std::size_t(a)] = target[std::size_t(a)] + std::round(side * 60 * n[std::size_t(a)] / len) +
+                                 double(std::int64_t(rng() % 21) - 10);
+      }
+      if (origin == target) continue;
+      double best;
+      cast(origin, target, best);
+      if (!(best <= 1.0 + 1e-6)) ++misses;
+      ++vertex_rays;
+    }
+  }
+  CHECK(edge_rays > 1000);
+  CHECK(seam_edges > 50);
+  CHECK(vertex_rays > 500);
+  CHECK(misses == 0);
+}
+
+TEST_CASE("collider: a ray starting inside the solid reports the surface it leaves") {
+  auto world = vtp::test::makeWorld();
+  // Rock below y = 4 over chunks x, z in -1..0 (the origin is inside, 2.5 voxels deep).
+  REQUIRE(world->fillBox(VoxelBox{{-8, -8, -8}, {8, 4, 8}}, 2).ok());
+  ColliderBuilder builder;
+  auto collider = buildCollider(*world, {-1, 0, -1}, builder);
+  REQUIRE(collider->triangleCount() > 0);
+  auto ray = prepareRay(Ray{{-3.5, 1.5, -4.5}, {0, 1, 0}, 10}, {-1, 0, -1}, 1.0);
+  REQUIRE(ray.ok());
+  RayHit hit;
+  REQUIRE(collider->closestHit(*ray, hit));
+  CHECK(hit.t == doctest::Approx(2.5).epsilon(0.01));
+  CHECK_FALSE(hit.front_face);
+  CHECK(hit.normal[1] > 0.99f);
+  CHECK(hit.point[1] == doctest::Approx(4.0).epsilon(0.01));
+  // From above, looking down: the same surface, entered.
+  auto down = prepareRay(Ray{{-3.5, 6.5, -4.5}, {0, -1, 0}, 10}, {-1, 0, -1}, 1.0);
+  REQUIRE(down.ok());
+  REQUIRE(collider->closestHit(*down, hit));
+  CHECK(hit.front_face);
+  CHECK(hit.t == doctest::Approx(2.5).epsilon(0.01));
+  // A segment ending short of the surface misses.
+  auto short_ray = prepareRay(Ray{{-3.5, 6.5, -4.5}, {0, -1, 0}, 2.0}, {-1, 0, -1}, 1.0);
+  REQUIRE(short_ray.ok());
+  CHECK_FALSE(collider->anyHit(*short_ray));
+}
+
+TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
+  for (const double voxel_size : {1.0, 0.5}) {
+    auto world = randomWorld(41, voxel_size, 40);
+    std::mt19937_64 rng(3);
+    int queries = 0, nonempty = 0;
+    for (const Built& b : buildAll(*world)) {
+      const Collider& c = *b.collider;
+      const double s = voxel_size / kGridScale;
+      const ChunkCoord k = c.chunk();
+      const P3 origin{8.0 * k.x * voxel_size, 8.0 * k.y * voxel_size, 8.0 * k.z * voxel_size};
+      P3 lo, hi;
+      worldBounds(c, voxel_size, lo, hi);
+      for (int i = 0; i < 32; ++i) {
+        const P3 centre = uniformIn(rng, sub(lo, {voxel_size, voxel_size, voxel_size}), {hi[0] + voxel_size, hi[1] + voxel_size, hi[2] + voxel_size});
+        const double half = voxel_size * (i % 4 == 0 ? 0.01 : i % 4 == 1 ? 1.0 : i % 4 == 2 ? 3.0 : 20.0);
+        const P3 bmin{centre[0] - half, centre[1] - half, centre[2] - half};
+        const P3 bmax{centre[0] + half, centre[1] + half, centre[2] + half};
+        auto grid = gridBoxOf(bmin, bmax, k, voxel_size);
+        REQUIRE(grid.ok());
+        std::vector<std::uint16_t> want;
+        for (int id = 0; id < c.triangleCount(); ++id) {
+          const auto v = worldTriangle(c, id, voxel_size);
+          bool overlap = true;
+          for (int a = 0; a < 3; ++a) {
+            const double tlo = std::min({v[0][std::size_t(a)], v[1][std::size_t(a)], v[2][std::size_t(a)]});
+            const double thi = std::max({v[0][std::size_t(a)], v[1][std::size_t(a)], v[2][std::size_t(a)]});
+            overlap = overlap && tlo <= bmax[std::size_t(a)] && thi >= bmin[std::size_t(a)];
+          }
+          if (overlap) want.push_back(std::uint16_t(id));
+        }
+        std::vector<std::uint16_t> ids(want.size() + 4);
+        std::vector<std::array<float, 3>> verts(3 * ids.size());
+        const int n = c.gather(*grid, ids, verts, voxel_size);
+        REQUIRE(n == int(want.size()));
+        ids.resize(std::size_t(n));
+        CHECK(ids == want);
+        for (int j = 0; j < n; ++j) {
+          const auto v = worldTriangle(c, ids[std::size_t(j)], voxel_size);
+          for (int corner = 0; corner < 3; ++corner)
+            for (int a = 0; a < 3; ++a)
+              CHECK(double(verts[std::size_t(3 * j + corner)][std::size_t(a)]) ==
+                    doctest::Approx(v[std::size_t(corner)][std::size_t(a)] - origin[std::size_t(a)]).epsilon(1e-6));
+        }
+        // A short buffer: the count is still the total, the prefix is written.
+        if (n > 1) {
+          std::vector<std::uint16_t> few(1);
+          CHECK(c.gather(*grid, few) == n);
+          CHECK(few[0] == want[0]);
+        }
+        ++queries;
+        nonempty += n > 0 ? 1 : 0;
+        (void)s;
+      }
+    }
+    CHECK(queries > 500);
+    CHECK(nonempty > queries / 4);
+  }
+}
+
+TEST_CASE("collider: bad rays and boxes are refused") {
+  const ChunkCoord c{0, 0, 0};
+  CHECK_FALSE(prepareRay(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, c, 1.0).ok());
+  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {0, 0, 0}, 1}, c, 1.0).ok());
+  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, -1}, c, 1.0).ok());
+  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, kNaN}, c, 1.0).ok());
+  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, std::numeric_limits<double>::infinity(), 0}, 1}, c, 1.0).ok());
+  const auto far = prepareRay(Ray{{1e6, 0, 0}, {1, 0, 0}, 1}, c, 1.0);
+  REQUIRE_FALSE(far.ok());
+  CHECK(far.error().code == vtp::ErrorCode::kOutOfRange);
+  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, 1}, {1 << 20, 0, 0}, 1.0).ok());
+  CHECK_FALSE(gridBoxOf({1, 0, 0}, {0, 1, 1}, c, 1.0).ok());
+  CHECK_FALSE(gridBoxOf({kNaN, 0, 0}, {1, 1, 1}, c, 1.0).ok());
+  CHECK(gridBoxOf({0, 0, 0}, {1, 1, 1}, c, 1.0).ok());
+  // A mesh whose counts lie is refused.
+  vtp::mesher::ChunkMesh mesh;
+  mesh.triangle_count = mesh.owned_triangle_count = 1;
+  mesh.vertex_count = 2;
+  mesh.indices[0] = 0, mesh.indices[1] = 1, mesh.indices[2] = 5;
+  ColliderBuilder builder;
+  CHECK_FALSE(builder.build(mesh, c).ok());
+  mesh.vertex_count = int(mesh.vertices.size()) + 1;
+  CHECK_FALSE(builder.build(mesh, c).ok());
+}
+
+TEST_CASE("collider: an empty mesh gives an empty collider that nothing hits") {
+  vtp::mesher::ChunkMesh mesh;
+  ColliderBuilder builder;
+  auto c = builder.build(mesh, {0, 0, 0});
+  REQUIRE(c.ok());
+  CHECK((*c)->triangleCount() == 0);
+  auto ray = prepareRay(Ray{{0, 0, 0}, {1, 1, 1}, 100}, {0, 0, 0}, 1.0);
+  REQUIRE(ray.ok());
+  RayHit h;
+  CHECK_FALSE((*c)->closestHit(*ray, h));
+  CHECK_FALSE((*c)->anyHit(*ray));
+  std::array<std::uint16_t, 4> ids{};
+  CHECK((*c)->gather(GridBox{{-100000, -100000, -100000}, {100000, 100000, 100000}}, ids) == 0);
+}
