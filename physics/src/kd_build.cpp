@@ -6,7 +6,7 @@ namespace vtp::physics {
 
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out) {
   const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
-  const int max_depth = std::clamp(options.max_depth, 1, 64);
+  const int max_depth = std::clamp(options.max_depth, 0, 64);
   const int n = int(std::min<std::size_t>(bounds.size(), 65535));
   out.order.resize(std::size_t(n));
   for (int i = 0; i < n; ++i) out.order[std::size_t(i)] = std::uint16_t(i);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.h"
+#include "collider_bench.h"
 #include "mask_bench.h"
 #include "mesh_bench.h"
 #include "report.h"
@@ -36,6 +37,7 @@ int toolMain(int argc, char** argv) {
   report["terrain"] = terrain.value();
   report["mesh"] = mesh.value();
   report["masks"] = masks.value();
+  if (vtp::Status s = benchColliders(world_path, seed, report); !s) return fail(kToolName, s.error());
   if (auto s = writeJson(report, json_path); !s) return fail(kToolName, s.error());
   return kExitOk;
 }

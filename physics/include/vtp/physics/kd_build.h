@@ -36,7 +36,7 @@ struct KdLeaf {
 
 struct KdBuildOptions {
   int leaf_triangles = 8;  ///< In [1, 64].
-  int max_depth = 32;      ///< In [1, 64].
+  int max_depth = 32;      ///< In [0, 64]; 0 makes the root a leaf (one leaf: a brute-force scan).
 };
 
 struct KdBuild {
