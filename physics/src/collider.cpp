@@ -85,13 +85,10 @@ Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double vo
     r.inv_direction[std::size_t(a)] = d != 0 ? 1.0f / d : std::copysign(1e30f, d);
     if (std::abs(d) > abs_max) abs_max = std::abs(d), r.kz = a;
   }
-  // Woop et al.: z along the dominant axis; x, y swapped when it points down so the winding is kept.
-  r.kx = (r.kz + 1) % 3;
-  r.ky = (r.kx + 1) % 3;
-  if (r.direction[std::size_t(r.kz)] < 0) std::swap(r.kx, r.ky);
+  // Woop et al.: z along the dominant axis, x and y the next two cyclically.
   const float dz = r.direction[std::size_t(r.kz)];
-  r.shear_x = r.direction[std::size_t(r.kx)] / dz;
-  r.shear_y = r.direction[std::size_t(r.ky)] / dz;
+  r.shear_x = r.direction[std::size_t((r.kz + 1) % 3)] / dz;
+  r.shear_y = r.direction[std::size_t((r.kz + 2) % 3)] / dz;
   r.shear_z = 1.0f / dz;
   return r;
 }

@@ -21,17 +21,19 @@ namespace {
 // At most one leaf per triangle, and a collider holds one chunk's own triangles.
 constexpr int kMaxLeaves = mesher::kMaxWideTriangles;
 
-// The ray in 8 lanes, in Woop's permuted axes (kx, ky, kz).
+// The ray in 8 lanes, in Woop's axes: z is the direction's largest axis kZ, x and y the next two cyclically (the
+// paper swaps x and y for a negative z to keep the winding; a double-sided test does not need it).
+template <int kZ>
 struct RayLanes {
+  static constexpr int kAxis[3] = {(kZ + 1) % 3, (kZ + 2) % 3, kZ};
   __m256i origin_int[3];
   __m256 origin_frac[3];
-  int axis[3];
   __m256 shear_x, shear_y, shear_z;
 
-  explicit RayLanes(const ChunkRay& r) : axis{r.kx, r.ky, r.kz} {
+  explicit RayLanes(const ChunkRay& r) {
     for (int k = 0; k < 3; ++k) {
-      origin_int[k] = _mm256_set1_epi32(r.origin_int[std::size_t(axis[k])]);
-      origin_frac[k] = _mm256_set1_ps(r.origin_frac[std::size_t(axis[k])]);
+      origin_int[k] = _mm256_set1_epi32(r.origin_int[std::size_t(kAxis[k])]);
+      origin_frac[k] = _mm256_set1_ps(r.origin_frac[std::size_t(kAxis[k])]);
     }
     shear_x = _mm256_set1_ps(r.shear_x);
     shear_y = _mm256_set1_ps(r.shear_y);
@@ -43,22 +45,42 @@ struct Sheared {
   __m256 x, y, z;
 };
 
-// One grid axis of 8 vertices (3 * index in `idx3`) relative to the ray origin: vertex minus the origin's integer part
-// is exact in int32, minus the fraction rounds once, so both chunks of a seam get the same float.
-inline __m256 relative(const std::int16_t* positions, __m256i idx3, __m256i valid, int axis, __m256i oi, __m256 of) {
-  const __m256i g = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(positions + axis),
-                                                idx3, valid, 2);
-  const __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(g, 16), 16);
-  return _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, oi)), of);
+// Coordinates x, y, z of 8 vertices.
+struct Corner {
+  __m256i axis[3];
+};
+
+// Corner `corner` of triangles first .. first + 7 (lanes at or past `count` repeat the last one): eight 8-byte vertex
+// loads (x, y, z and two bytes of the next vertex), spread into int32 x, y, z by two shuffles. No gathers: eight
+// scalar loads and inserts are cheaper on this machine kind.
+inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first,
+                                         int count) {
+  long long v[8];
+  for (int lane = 0; lane < 8; ++lane) {
+    const int t = first + std::min(lane, count - 1);
+    std::memcpy(&v[lane], positions + 3 * (corner[t] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
+  }
+  // Per 128-bit half, shuffle_ps takes 32-bit words 0 and 2 (x | y << 16) or 1 and 3 (z | next << 16) of each
+  // source: vertices (0, 1) and (4, 5) in `lo`, (2, 3) and (6, 7) in `hi` come out in order 0..7.
+  const __m256 lo = _mm256_castsi256_ps(_mm256_setr_epi64x(v[0], v[1], v[4], v[5]));
+  const __m256 hi = _mm256_castsi256_ps(_mm256_setr_epi64x(v[2], v[3], v[6], v[7]));
+  const __m256i xy = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m256i zw = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+  return {{_mm256_srai_epi32(_mm256_slli_epi32(xy, 16), 16), _mm256_srai_epi32(xy, 16),
+           _mm256_srai_epi32(_mm256_slli_epi32(zw, 16), 16)}};
 }
 
-inline Sheared shear(const std::int16_t* positions, __m256i index, __m256i valid, const RayLanes& r) {
-  const __m256i idx3 = _mm256_add_epi32(_mm256_add_epi32(index, index), index);
-  const __m256 x = relative(positions, idx3, valid, r.axis[0], r.origin_int[0], r.origin_frac[0]);
-  const __m256 y = relative(positions, idx3, valid, r.axis[1], r.origin_int[1], r.origin_frac[1]);
-  const __m256 z = relative(positions, idx3, valid, r.axis[2], r.origin_int[2], r.origin_frac[2]);
-  return {_mm256_sub_ps(x, _mm256_mul_ps(r.shear_x, z)), _mm256_sub_ps(y, _mm256_mul_ps(r.shear_y, z)),
-          _mm256_mul_ps(r.shear_z, z)};
+// Vertices relative to the ray origin, sheared: vertex minus the origin's integer part is exact in int32, minus the
+// fraction rounds once, so both chunks of a seam get the same floats.
+template <int kZ>
+inline Sheared shear(const Corner& p, const RayLanes<kZ>& r) {
+  __m256 rel[3];
+  for (int k = 0; k < 3; ++k) {
+    const __m256i v = p.axis[RayLanes<kZ>::kAxis[k]];
+    rel[k] = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, r.origin_int[k])), r.origin_frac[k]);
+  }
+  return {_mm256_sub_ps(rel[0], _mm256_mul_ps(r.shear_x, rel[2])), _mm256_sub_ps(rel[1], _mm256_mul_ps(r.shear_y, rel[2])),
+          _mm256_mul_ps(r.shear_z, rel[2])};
 }
 
 // a.x * b.y - a.y * b.x, lane by lane.
@@ -66,59 +88,53 @@ inline __m256 edge(const Sheared& a, const Sheared& b) {
   return _mm256_sub_ps(_mm256_mul_ps(a.x, b.y), _mm256_mul_ps(a.y, b.x));
 }
 
-// The same in double, for a lane where the float result is exactly zero.
-inline float edgeExact(float ax, float ay, float bx, float by) {
-  return float(double(ax) * double(by) - double(ay) * double(bx));
+// The same in double, rounded to float.
+inline __m256 edgeExact(const Sheared& a, const Sheared& b) {
+  auto half = [](__m128 ax, __m128 ay, __m128 bx, __m128 by) {
+    const __m256d p = _mm256_mul_pd(_mm256_cvtps_pd(ax), _mm256_cvtps_pd(by));
+    const __m256d q = _mm256_mul_pd(_mm256_cvtps_pd(ay), _mm256_cvtps_pd(bx));
+    return _mm256_cvtpd_ps(_mm256_sub_pd(p, q));
+  };
+  const __m128 lo = half(_mm256_castps256_ps128(a.x), _mm256_castps256_ps128(a.y), _mm256_castps256_ps128(b.x),
+                         _mm256_castps256_ps128(b.y));
+  const __m128 hi = half(_mm256_extractf128_ps(a.x, 1), _mm256_extractf128_ps(a.y, 1), _mm256_extractf128_ps(b.x, 1),
+                         _mm256_extractf128_ps(b.y, 1));
+  return _mm256_set_m128(hi, lo);
 }
 
 // Tests triangles [first, first + count) (count in 1..8): bit i of the result is set when triangle first + i is hit
 // at t[i] in [0, limit]. `corners` are the three index arrays.
+template <int kZ>
 unsigned testBlock(const std::int16_t* positions, const std::uint16_t* const* corners, int first, int count,
-                   const RayLanes& r, float limit, float* t_out) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i valid = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), lane);
-    const __m256i index_bits = _mm256_set1_epi32(0x7FFF);  // bit 15 is an edge flag
-    auto indices = [&](int k) {
-      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(corners[k] + first));
-      return _mm256_and_si256(_mm256_cvtepu16_epi32(raw), index_bits);
-    };
-    const Sheared a = shear(positions, indices(0), valid, r);
-    const Sheared b = shear(positions, indices(1), valid, r);
-    const Sheared cc = shear(positions, indices(2), valid, r);
-    __m256 u = edge(cc, b), v = edge(a, cc), w = edge(b, a);
-    const __m256 zero = _mm256_setzero_ps();
-    const unsigned valid_bits = (1u << count) - 1;
-    const unsigned exact = unsigned(_mm256_movemask_ps(_mm256_or_ps(
-                               _mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_EQ_OQ)),
-                               _mm256_cmp_ps(w, zero, _CMP_EQ_OQ)))) &
-                           valid_bits;
-    if (exact != 0) {
-      alignas(32) float f[9][8];
-      const __m256 in[9] = {a.x, a.y, b.x, b.y, cc.x, cc.y, u, v, w};
-      for (int k = 0; k < 9; ++k) _mm256_store_ps(f[k], in[k]);
-      for (unsigned bits = exact; bits != 0; bits &= bits - 1) {
-        const int i = std::countr_zero(bits);
-        f[6][i] = edgeExact(f[4][i], f[5][i], f[2][i], f[3][i]);  // U = C x B
-        f[7][i] = edgeExact(f[0][i], f[1][i], f[4][i], f[5][i]);  // V = A x C
-        f[8][i] = edgeExact(f[2][i], f[3][i], f[0][i], f[1][i]);  // W = B x A
-      }
-      u = _mm256_load_ps(f[6]);
-      v = _mm256_load_ps(f[7]);
-      w = _mm256_load_ps(f[8]);
-    }
-    const __m256 negative = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_LT_OQ), _mm256_cmp_ps(v, zero, _CMP_LT_OQ)),
-                                         _mm256_cmp_ps(w, zero, _CMP_LT_OQ));
-    const __m256 positive = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_GT_OQ), _mm256_cmp_ps(v, zero, _CMP_GT_OQ)),
-                                         _mm256_cmp_ps(w, zero, _CMP_GT_OQ));
-    const __m256 det = _mm256_add_ps(_mm256_add_ps(u, v), w);
-    const __m256 big_t = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(u, a.z), _mm256_mul_ps(v, b.z)), _mm256_mul_ps(w, cc.z));
-    const __m256 t = _mm256_div_ps(big_t, det);
-    const __m256 in_range =
-        _mm256_and_ps(_mm256_cmp_ps(t, zero, _CMP_GE_OQ), _mm256_cmp_ps(t, _mm256_set1_ps(limit), _CMP_LE_OQ));
-    const __m256 hit = _mm256_andnot_ps(_mm256_and_ps(negative, positive),
-                                        _mm256_and_ps(in_range, _mm256_cmp_ps(det, zero, _CMP_NEQ_OQ)));
-    _mm256_storeu_ps(t_out, t);
-    return unsigned(_mm256_movemask_ps(hit)) & valid_bits;
+                   const RayLanes<kZ>& r, float limit, float* t_out) {
+  const Sheared a = shear(loadCorner(positions, corners[0], first, count), r);
+  const Sheared b = shear(loadCorner(positions, corners[1], first, count), r);
+  const Sheared c = shear(loadCorner(positions, corners[2], first, count), r);
+  __m256 u = edge(c, b), v = edge(a, c), w = edge(b, a);
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 u0 = _mm256_cmp_ps(u, zero, _CMP_EQ_OQ), v0 = _mm256_cmp_ps(v, zero, _CMP_EQ_OQ),
+               w0 = _mm256_cmp_ps(w, zero, _CMP_EQ_OQ);
+  // An edge function exactly zero: recompute that triangle's three in double (Woop et al.), unless all three are
+  // zero: then the ray lies in the triangle's plane (as far as float can tell) and misses it either way.
+  const __m256 redo = _mm256_andnot_ps(_mm256_and_ps(_mm256_and_ps(u0, v0), w0), _mm256_or_ps(_mm256_or_ps(u0, v0), w0));
+  if (_mm256_movemask_ps(redo) != 0) {
+    u = _mm256_blendv_ps(u, edgeExact(c, b), redo);
+    v = _mm256_blendv_ps(v, edgeExact(a, c), redo);
+    w = _mm256_blendv_ps(w, edgeExact(b, a), redo);
+  }
+  const __m256 negative = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_LT_OQ), _mm256_cmp_ps(v, zero, _CMP_LT_OQ)),
+                                       _mm256_cmp_ps(w, zero, _CMP_LT_OQ));
+  const __m256 positive = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_GT_OQ), _mm256_cmp_ps(v, zero, _CMP_GT_OQ)),
+                                       _mm256_cmp_ps(w, zero, _CMP_GT_OQ));
+  const __m256 det = _mm256_add_ps(_mm256_add_ps(u, v), w);
+  const __m256 big_t = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(u, a.z), _mm256_mul_ps(v, b.z)), _mm256_mul_ps(w, c.z));
+  const __m256 t = _mm256_div_ps(big_t, det);
+  const __m256 in_range =
+      _mm256_and_ps(_mm256_cmp_ps(t, zero, _CMP_GE_OQ), _mm256_cmp_ps(t, _mm256_set1_ps(limit), _CMP_LE_OQ));
+  const __m256 hit = _mm256_andnot_ps(_mm256_and_ps(negative, positive),
+                                      _mm256_and_ps(in_range, _mm256_cmp_ps(det, zero, _CMP_NEQ_OQ)));
+  _mm256_storeu_ps(t_out, t);
+  return unsigned(_mm256_movemask_ps(hit)) & ((1u << count) - 1);
 }
 
 }  // namespace
@@ -126,7 +142,16 @@ unsigned testBlock(const std::int16_t* positions, const std::uint16_t* const* co
 template <class Visit>
 void Collider::castRay(const ChunkRay& ray, Visit&& visit) const noexcept {
   if (m_triangles == 0) return;
-  const RayLanes lanes(ray);
+  switch (ray.kz) {
+    case 0: return castRayAlong<0>(ray, visit);
+    case 1: return castRayAlong<1>(ray, visit);
+    default: return castRayAlong<2>(ray, visit);
+  }
+}
+
+template <int kZ, class Visit>
+void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
+  const RayLanes<kZ> lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
   // Leaf boxes are grown by one grid unit, so float rounding in the slab test never drops a leaf the exact test hits.
   const __m256i one = _mm256_set1_epi32(1);

@@ -52,7 +52,7 @@ struct ChunkRay {
   std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1).
   std::array<float, 3> direction{};          ///< Grid units per unit of t.
   std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
-  int kx = 0, ky = 1, kz = 2;                ///< Woop's axis permutation: kz is the direction's largest axis.
+  int kz = 2;  ///< The direction's largest axis (Woop's z; x and y are the next two axes cyclically).
   float shear_x = 0, shear_y = 0, shear_z = 0;
   float max_t = 0;
   Ray world;            ///< The ray as given, for hit points in world units.
@@ -128,6 +128,8 @@ class Collider {
   Collider() = default;
   template <class Visit>
   void castRay(const ChunkRay& ray, Visit&& visit) const noexcept;
+  template <int kZ, class Visit>
+  void castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept;
   RayHit makeHit(const ChunkRay& ray, int id, float t) const noexcept;
 
   // The sections of m_data, in this order (each 2-byte aligned; the boxes first, 16-byte aligned). The object is
