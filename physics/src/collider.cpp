@@ -1,8 +1,12 @@
 // The collider's accessors and the preparation of its queries (world units to the chunk's grid frame).
 #include "vtp/physics/collider.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace vtp::physics {
 
@@ -18,6 +22,11 @@ bool chunkInRange(terrain::ChunkCoord c) {
   constexpr std::int64_t kChunks = std::int64_t(kLimit) / terrain::kChunkSize + 1;
   return std::abs(std::int64_t(c.x)) <= kChunks && std::abs(std::int64_t(c.y)) <= kChunks &&
          std::abs(std::int64_t(c.z)) <= kChunks;
+}
+
+// Errors are built out of line: the hot path only tests.
+[[gnu::noinline, gnu::cold]] Status rayError(ErrorCode code, const char* what) {
+  return Error{code, std::string("prepareRay: ") + what, {}};
 }
 
 }  // namespace
@@ -49,48 +58,72 @@ ColliderTriangle Collider::triangle(int id) const noexcept {
   return t;
 }
 
-Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size) {
-  bool finite = std::isfinite(ray.max_t) && std::isfinite(voxel_size) && voxel_size > 0;
-  bool nonzero = false, inside = true;
-  for (int a = 0; a < 3; ++a) {
-    const double o = ray.origin[std::size_t(a)], d = ray.direction[std::size_t(a)];
-    finite = finite && std::isfinite(o) && std::isfinite(d);
-    nonzero = nonzero || d != 0;
-    const double end = o + ray.max_t * d;
-    inside = inside && std::abs(o / voxel_size) < kLimit && std::abs(end / voxel_size) < kLimit;
+Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& r) {
+  // The three axes in the lanes of AVX registers (lane 3 is padding), so the checks and conversions are a few
+  // vector operations: this runs once per ray and chunk, and short rays cost little more than it.
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d origin = _mm256_setr_pd(ray.origin[0], ray.origin[1], ray.origin[2], 0.0);
+  const __m256d direction = _mm256_setr_pd(ray.direction[0], ray.direction[1], ray.direction[2], 0.0);
+  const double scale = kGridScale / voxel_size;  // grid units per world unit
+  const __m256d scale4 = _mm256_set1_pd(scale);
+  const __m256d o = _mm256_mul_pd(origin, scale4);
+  const __m256d e = _mm256_mul_pd(_mm256_add_pd(origin, _mm256_mul_pd(_mm256_set1_pd(ray.max_t), direction)), scale4);
+  const __m256d limit = _mm256_set1_pd(kLimit * kGridScale);  // also false for NaN
+  const __m256d finite = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, origin), _mm256_set1_pd(HUGE_VAL), _CMP_LT_OQ),
+                                       _mm256_cmp_pd(_mm256_andnot_pd(sign, direction), _mm256_set1_pd(HUGE_VAL), _CMP_LT_OQ));
+  const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, o), limit, _CMP_LT_OQ),
+                                       _mm256_cmp_pd(_mm256_andnot_pd(sign, e), limit, _CMP_LT_OQ));
+  if (_mm256_movemask_pd(finite) != 0xF || !std::isfinite(ray.max_t) || !(ray.max_t >= 0) || !std::isfinite(scale) ||
+      !(voxel_size > 0)) [[unlikely]] {
+    return rayError(ErrorCode::kInvalidArgument, "the ray must be finite with max_t >= 0");
   }
-  if (!finite || !nonzero || !(ray.max_t >= 0)) {
-    return Error{ErrorCode::kInvalidArgument, "prepareRay: the ray must be finite with a nonzero direction and max_t >= 0",
-                 {}};
+  if (_mm256_movemask_pd(inside) != 0xF || !chunkInRange(chunk)) [[unlikely]] {
+    return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
   }
-  if (!inside || !chunkInRange(chunk)) {
-    return Error{ErrorCode::kOutOfRange, "prepareRay: the ray must lie within 2^16 voxels of the origin", {}};
-  }
-  ChunkRay r;
   r.world = ray;
   r.voxel_size = voxel_size;
   r.max_t = float(ray.max_t);
-  const double scale = kGridScale / voxel_size;
-  const std::int32_t c[3] = {chunk.x, chunk.y, chunk.z};
-  float abs_max = -1;
+  // The origin in the grid frame of the world, then of the chunk: the second step subtracts a multiple of 2048 and
+  // is exact, so every chunk's (integer part + fraction) is the same point.
+  const __m256d base = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0)),
+                                     _mm256_set1_pd(double(terrain::kChunkSize * kGridScale)));
+  const __m256d local = _mm256_sub_pd(o, base);
+  const __m256d whole = _mm256_floor_pd(local);
+  alignas(16) std::int32_t whole_int[4];
+  alignas(16) float frac[4], d[4], inv[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(whole_int), _mm256_cvttpd_epi32(whole));
+  _mm_store_ps(frac, _mm256_cvtpd_ps(_mm256_sub_pd(local, whole)));
+  // The segment's grid bounds, grown by 2 and saturated to int16 by the pack.
+  const __m256d seg_lo = _mm256_sub_pd(_mm256_floor_pd(_mm256_sub_pd(_mm256_min_pd(o, e), base)), _mm256_set1_pd(2.0));
+  const __m256d seg_hi = _mm256_add_pd(_mm256_ceil_pd(_mm256_sub_pd(_mm256_max_pd(o, e), base)), _mm256_set1_pd(2.0));
+  alignas(16) std::int16_t segment[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(segment),
+                  _mm_packs_epi32(_mm256_cvttpd_epi32(seg_lo), _mm256_cvttpd_epi32(seg_hi)));
+  // Direction in grid units per t, and its reciprocals (a huge finite value for a zero component keeps the slab
+  // test free of NaN).
+  const __m128 d4 = _mm256_cvtpd_ps(_mm256_mul_pd(direction, scale4));
+  const __m128 is_zero = _mm_cmpeq_ps(d4, _mm_setzero_ps());
+  const __m128 huge = _mm_or_ps(_mm_set1_ps(1e30f), _mm_and_ps(d4, _mm_set1_ps(-0.0f)));
+  _mm_store_ps(d, d4);
+  _mm_store_ps(inv, _mm_blendv_ps(_mm_div_ps(_mm_set1_ps(1.0f), d4), huge, is_zero));
+  float abs_max = 0;
   for (int a = 0; a < 3; ++a) {
-    // The origin in the grid frame of the world, then of the chunk: the second step subtracts a multiple of 2048
-    // and is exact, so every chunk's (integer part + fraction) is the same point.
-    const double local = ray.origin[std::size_t(a)] * scale - chunkGridOrigin(c[a]);
-    const double whole = std::floor(local);
-    r.origin_int[std::size_t(a)] = std::int32_t(whole);
-    r.origin_frac[std::size_t(a)] = float(local - whole);
-    const float d = float(ray.direction[std::size_t(a)] * scale);
-    r.direction[std::size_t(a)] = d;
-    r.inv_direction[std::size_t(a)] = d != 0 ? 1.0f / d : std::copysign(1e30f, d);
-    if (std::abs(d) > abs_max) abs_max = std::abs(d), r.kz = a;
+    r.origin_int[std::size_t(a)] = whole_int[a];
+    r.origin_frac[std::size_t(a)] = frac[a];
+    r.segment_min[std::size_t(a)] = segment[a];
+    r.segment_max[std::size_t(a)] = segment[4 + a];
+    r.direction[std::size_t(a)] = d[a];
+    r.inv_direction[std::size_t(a)] = inv[a];
+    if (std::abs(d[a]) > abs_max) abs_max = std::abs(d[a]), r.kz = a;
+  }
+  if (abs_max == 0) [[unlikely]] {
+    return rayError(ErrorCode::kInvalidArgument, "the direction is zero (or below float range)");
   }
   // Woop et al.: z along the dominant axis, x and y the next two cyclically.
-  const float dz = r.direction[std::size_t(r.kz)];
-  r.shear_x = r.direction[std::size_t((r.kz + 1) % 3)] / dz;
-  r.shear_y = r.direction[std::size_t((r.kz + 2) % 3)] / dz;
-  r.shear_z = 1.0f / dz;
-  return r;
+  r.shear_z = inv[r.kz];
+  r.shear_x = d[(r.kz + 1) % 3] * r.shear_z;
+  r.shear_y = d[(r.kz + 2) % 3] * r.shear_z;
+  return {};
 }
 
 Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,

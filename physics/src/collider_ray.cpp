@@ -153,35 +153,53 @@ template <int kZ, class Visit>
 void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
   const RayLanes<kZ> lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
-  // Leaf boxes are grown by one grid unit, so float rounding in the slab test never drops a leaf the exact test hits.
-  const __m256i one = _mm256_set1_epi32(1);
-  __m256i oi[3];
-  __m256 of[3], inv[3];
+  // Two tests per group of 8 leaf boxes. First the segment's integer bounding box against the boxes (int16 compares,
+  // exact): a short ray skips most groups here. Then slabs in float for the survivors, with the boxes grown by one
+  // grid unit so rounding never drops a leaf the exact test hits: t = (plane - origin) / direction, as
+  // (plane - origin_int) * inv - origin_frac * inv.
+  __m128i segment_lo[3], segment_hi[3];
+  __m256i lo_base[3], hi_base[3];
+  __m256 inv[3], frac_inv[3];
   for (int a = 0; a < 3; ++a) {
-    oi[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)]);
-    of[a] = _mm256_set1_ps(ray.origin_frac[std::size_t(a)]);
+    segment_lo[a] = _mm_set1_epi16(ray.segment_min[std::size_t(a)]);
+    segment_hi[a] = _mm_set1_epi16(ray.segment_max[std::size_t(a)]);
+    lo_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] + 1);
+    hi_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] - 1);
     inv[a] = _mm256_set1_ps(ray.inv_direction[std::size_t(a)]);
+    frac_inv[a] = _mm256_set1_ps(ray.origin_frac[std::size_t(a)] * ray.inv_direction[std::size_t(a)]);
   }
+  // The box test pays off for short segments only; a long ray overlaps nearly every leaf box's bounds anyway.
+  bool short_segment = true;
+  for (int a = 0; a < 3; ++a) short_segment = short_segment && ray.segment_max[std::size_t(a)] - ray.segment_min[std::size_t(a)] < 1024;
   // Entry t (non-negative float bits, which order like the floats) above, leaf below: one integer sort.
   std::uint64_t entries[kMaxLeaves];
   int n = 0;
   const int groups = groupCount();
   for (int g = 0; g < groups; ++g) {
     const std::int16_t* box = boxes() + 6 * kLeafGroup * g;
+    __m128i planes[6];
+    for (int k = 0; k < 6; ++k) planes[k] = _mm_load_si128(reinterpret_cast<const __m128i*>(box + k * kLeafGroup));
+    if (short_segment) {
+      __m128i miss = _mm_setzero_si128();
+      for (int a = 0; a < 3; ++a) {
+        miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(planes[a], segment_hi[a]),
+                                               _mm_cmpgt_epi16(segment_lo[a], planes[3 + a])));
+      }
+      // Even mask bits name the lanes; lanes past the last leaf hold inverted boxes, which always miss.
+      if ((~unsigned(_mm_movemask_epi8(miss)) & 0x5555u) == 0) continue;
+    }
     __m256 t_near = _mm256_setzero_ps(), t_far = _mm256_set1_ps(ray.max_t);
     for (int a = 0; a < 3; ++a) {
-      auto plane = [&](int k, __m256i slack) {
-        const __m256i p = _mm256_cvtepi16_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(box + k * kLeafGroup)));
-        const __m256 rel = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_add_epi32(p, slack), oi[a])), of[a]);
-        return _mm256_mul_ps(rel, inv[a]);
-      };
-      const __m256 t_lo = plane(a, _mm256_sub_epi32(_mm256_setzero_si256(), one)), t_hi = plane(3 + a, one);
+      const __m256 t_lo = _mm256_fmsub_ps(
+          _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(planes[a]), lo_base[a])), inv[a], frac_inv[a]);
+      const __m256 t_hi = _mm256_fmsub_ps(
+          _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(planes[3 + a]), hi_base[a])), inv[a], frac_inv[a]);
       t_near = _mm256_max_ps(t_near, _mm256_min_ps(t_lo, t_hi));
       t_far = _mm256_min_ps(t_far, _mm256_max_ps(t_lo, t_hi));
     }
     unsigned bits = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(t_near, t_far, _CMP_LE_OQ)));
     const int in_group = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * g);
-    bits &= (1u << in_group) - 1;  // lanes past the last leaf hold inverted boxes
+    bits &= (1u << in_group) - 1;  // inverted boxes make valid-looking slabs: mask them again
     if (bits == 0) continue;
     alignas(32) std::uint32_t near_bits[8];
     _mm256_store_ps(reinterpret_cast<float*>(near_bits), t_near);

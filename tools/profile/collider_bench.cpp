@@ -121,9 +121,9 @@ Queries makeQueries(const physics::Collider& c, double voxel_size, std::mt19937_
 double oursRays(const physics::Collider& c, const std::vector<physics::Ray>& rays, double voxel_size) {
   double sum = 0;
   physics::RayHit hit;
+  physics::ChunkRay prepared;
   for (const physics::Ray& r : rays) {
-    auto prepared = physics::prepareRay(r, c.chunk(), voxel_size);
-    if (prepared && c.closestHit(*prepared, hit)) sum += hit.t;
+    if (physics::prepareRay(r, c.chunk(), voxel_size, prepared).ok() && c.closestHit(prepared, hit)) sum += hit.t;
   }
   return sum;
 }

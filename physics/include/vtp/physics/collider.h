@@ -52,6 +52,7 @@ struct ChunkRay {
   std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1).
   std::array<float, 3> direction{};          ///< Grid units per unit of t.
   std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
+  std::array<std::int16_t, 3> segment_min{}, segment_max{};  ///< Grid bounds of the segment, grown by 2, clamped.
   int kz = 2;  ///< The direction's largest axis (Woop's z; x and y are the next two axes cyclically).
   float shear_x = 0, shear_y = 0, shear_z = 0;
   float max_t = 0;
@@ -84,7 +85,14 @@ struct ColliderTriangle {
 /// `ray` prepared for chunk `chunk` of a world with `voxel_size` world units per voxel. Errors (kInvalidArgument): a
 /// non-finite component, max_t < 0 or non-finite, a zero direction; (kOutOfRange) an origin or end point at or
 /// beyond 2^16 voxels from the world origin (physics answers within that range, CONVENTIONS).
-Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size);
+/// Writes into `out` (no allocation; `out` is unspecified after an error).
+Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& out);
+/// The same, returning the prepared ray.
+inline Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size) {
+  ChunkRay r;
+  if (Status s = prepareRay(ray, chunk, voxel_size, r); !s) return s.error();
+  return r;
+}
 
 /// The grid box of the world-space box [min, max] in chunk `chunk`: the grid points inside it, so a triangle whose
 /// integer bounds overlap the GridBox overlaps the world box and conversely. Errors as MaskIndex::query's.
