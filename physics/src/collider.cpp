@@ -17,12 +17,6 @@ constexpr double kLimit = 65536.0;
 
 double chunkGridOrigin(std::int32_t chunk) { return double(chunk) * terrain::kChunkSize * kGridScale; }
 
-// A chunk physics can answer for (its voxels within the limit, give or take one chunk).
-bool chunkInRange(terrain::ChunkCoord c) {
-  constexpr std::int64_t kChunks = std::int64_t(kLimit) / terrain::kChunkSize + 1;
-  return std::abs(std::int64_t(c.x)) <= kChunks && std::abs(std::int64_t(c.y)) <= kChunks &&
-         std::abs(std::int64_t(c.z)) <= kChunks;
-}
 
 // Errors are built out of line: the hot path only tests.
 [[gnu::noinline, gnu::cold]] Status rayError(ErrorCode code, const char* what) {
@@ -30,6 +24,12 @@ bool chunkInRange(terrain::ChunkCoord c) {
 }
 
 }  // namespace
+
+bool chunkInPhysicsRange(terrain::ChunkCoord c) noexcept {
+  constexpr std::int64_t kChunks = std::int64_t(kLimit) / terrain::kChunkSize + 1;
+  return std::abs(std::int64_t(c.x)) <= kChunks && std::abs(std::int64_t(c.y)) <= kChunks &&
+         std::abs(std::int64_t(c.z)) <= kChunks;
+}
 
 Collider::~Collider() = default;
 
@@ -77,7 +77,7 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
       !(voxel_size > 0)) [[unlikely]] {
     return rayError(ErrorCode::kInvalidArgument, "the ray must be finite with max_t >= 0");
   }
-  if (_mm256_movemask_pd(inside) != 0xF || !chunkInRange(chunk)) [[unlikely]] {
+  if (_mm256_movemask_pd(inside) != 0xF || !chunkInPhysicsRange(chunk)) [[unlikely]] {
     return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
   }
   r.world = ray;
@@ -138,7 +138,7 @@ Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<dou
   if (!finite || !ordered) {
     return Error{ErrorCode::kInvalidArgument, "gridBoxOf: box must be finite with min <= max", {}};
   }
-  if (!inside || !chunkInRange(chunk)) return Error{ErrorCode::kOutOfRange, "gridBoxOf: box must lie within 2^16 voxels of the origin", {}};
+  if (!inside || !chunkInPhysicsRange(chunk)) return Error{ErrorCode::kOutOfRange, "gridBoxOf: box must lie within 2^16 voxels of the origin", {}};
   const double scale = kGridScale / voxel_size;
   const std::int32_t c[3] = {chunk.x, chunk.y, chunk.z};
   GridBox g;

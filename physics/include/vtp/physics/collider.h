@@ -82,6 +82,10 @@ struct ColliderTriangle {
   std::uint8_t edge_flags = 0;  ///< Bit k: edge k (vertex k to k+1) flagged (set by contact generation).
 };
 
+/// Whether physics answers for chunk `c`: its voxels lie within 2^16 voxels of the origin, give or take one chunk
+/// (CONVENTIONS: single-precision contact maths loses a voxel's precision beyond).
+bool chunkInPhysicsRange(terrain::ChunkCoord c) noexcept;
+
 /// `ray` prepared for chunk `chunk` of a world with `voxel_size` world units per voxel. Errors (kInvalidArgument): a
 /// non-finite component, max_t < 0 or non-finite, a zero direction; (kOutOfRange) an origin or end point at or
 /// beyond 2^16 voxels from the world origin (physics answers within that range, CONVENTIONS).

@@ -1,0 +1,96 @@
+#pragma once
+/// \file
+/// The collider cache of one world: chunk colliders (collider.h) built on first use by a contact or ray query and
+/// kept, least recently used first out, within a byte budget set at creation. An edit drops the colliders of exactly
+/// the chunks whose 10^3 box it changed, before the edit call returns, so the next query rebuilds: never stale.
+///
+/// Thread-safety: acquire() may run on any number of threads, concurrently with edits on the world. A collider is
+/// pinned while a ColliderCache::Pin holds it and is never freed under its reader: eviction skips pinned colliders,
+/// and one dropped by an edit while pinned is freed when its last pin goes. A hit takes only the mutex of one of 64
+/// shards (chosen by the chunk's hash); a miss builds without any lock, then takes the cache's eviction mutex briefly
+/// to make room and insert. If room cannot be made (everything else pinned), the new collider serves the query
+/// alone, is freed when its pin goes and is never inserted (counted in `overflow_builds`).
+///
+/// Budget: the sum of Collider::bytes() of the colliders the cache holds (inserted, or dropped but still pinned)
+/// never exceeds the budget; overflow builds are outside it.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "vtp/physics/collider.h"
+#include "vtp/terrain/coords.h"
+#include "vtp/terrain/status.h"
+#include "vtp/terrain/world.h"
+
+namespace vtp::physics {
+
+struct ColliderCacheOptions {
+  /// Most bytes of colliders held at once. [Unit: byte] In [1, 2^40].
+  std::size_t byte_budget = std::size_t(64) << 20;
+};
+
+struct ColliderCacheStats {
+  std::size_t bytes = 0;            ///< Bytes held now (see the file comment). [Unit: byte]
+  std::size_t entries = 0;          ///< Colliders in the cache now.
+  std::uint64_t hits = 0, misses = 0;
+  std::uint64_t builds = 0;         ///< Colliders built (every miss builds one).
+  std::uint64_t evictions = 0;      ///< Dropped to make room.
+  std::uint64_t invalidations = 0;  ///< Dropped because an edit changed their chunk.
+  std::uint64_t overflow_builds = 0;  ///< Built but not inserted: no room could be made.
+  std::uint64_t stale_builds = 0;   ///< Built but not inserted: an edit landed during the build.
+};
+
+class ColliderCache {
+  struct Entry;
+
+ public:
+  /// A pinned collider: valid while the Pin lives. Movable, not copyable.
+  class Pin {
+   public:
+    Pin() = default;
+    Pin(Pin&& other) noexcept;
+    Pin& operator=(Pin&& other) noexcept;
+    ~Pin();
+    const Collider* get() const noexcept;
+    const Collider& operator*() const noexcept { return *get(); }
+    const Collider* operator->() const noexcept { return get(); }
+    explicit operator bool() const noexcept { return m_entry != nullptr; }
+
+   private:
+    friend class ColliderCache;
+    Pin(ColliderCache* cache, Entry* entry) : m_cache(cache), m_entry(entry) {}
+    ColliderCache* m_cache = nullptr;
+    Entry* m_entry = nullptr;
+  };
+
+  /// Subscribes to `world`'s change events; the cache must be destroyed before the world, and every Pin before the
+  /// cache. Errors: a CPU without x86-64-v3 (kUnsupportedCpu), a budget outside its range (kInvalidArgument).
+  static Result<std::unique_ptr<ColliderCache>> create(terrain::World& world, ColliderCacheOptions options = {});
+  ~ColliderCache();
+  ColliderCache(const ColliderCache&) = delete;
+  ColliderCache& operator=(const ColliderCache&) = delete;
+
+  /// The collider of `chunk` (possibly empty: a chunk that owns no triangle), pinned. Builds it on a miss from the
+  /// chunk's 10^3 box (World::readBox, the mesher, ColliderBuilder). Errors: a chunk beyond physics' range
+  /// (kOutOfRange, chunkInPhysicsRange).
+  Result<Pin> acquire(terrain::ChunkCoord chunk);
+
+  ColliderCacheStats stats() const;
+  std::size_t byteBudget() const noexcept { return m_budget; }
+
+ private:
+  struct State;
+  ColliderCache(terrain::World& world, ColliderCacheOptions options);
+  static Result<std::unique_ptr<ColliderCache>> createChecked(terrain::World& world, ColliderCacheOptions options);
+  void invalidate(std::span<const terrain::ChangeEvent> events);
+  void release(Entry* entry) noexcept;
+
+  terrain::World& m_world;
+  std::size_t m_budget;
+  std::unique_ptr<State> m_state;
+  terrain::Subscription m_subscription;
+};
+
+}  // namespace vtp::physics

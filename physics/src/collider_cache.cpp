@@ -1,0 +1,267 @@
+// The collider cache: 64 shards of chunk -> entry maps for lookups, an exact LRU order for eviction kept lazily (see
+// Lru below), and entries reference-counted so that a pinned collider outlives its removal from the cache.
+#include "vtp/physics/collider_cache.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "affected_chunks.h"
+#include "vtp/mesher/surface_mesher.h"
+#include "vtp/physics/collider_builder.h"
+
+namespace vtp::physics {
+
+using terrain::ChunkCoord;
+
+namespace {
+
+constexpr int kShards = 64;
+
+struct ChunkKeyHash {
+  std::size_t operator()(ChunkCoord c) const noexcept { return std::size_t(terrain::chunkHash(c)); }
+};
+
+// Per thread: the mesher, the builder and the box buffer (no allocation after the first build on a thread).
+struct BuildScratch {
+  mesher::SurfaceMesher mesher;
+  mesher::ChunkMesh mesh;
+  ColliderBuilder builder;
+  std::vector<terrain::Voxel> box = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kApron)));
+};
+
+}  // namespace
+
+// refs counts the cache's own reference (while the entry is in its shard's map) plus one per Pin; whoever drops it to
+// zero frees the entry. Pins are only taken under the shard mutex while the entry is in the map, so an entry seen
+// with refs == 1 under that mutex is unpinned and can be removed.
+struct ColliderCache::Entry {
+  ChunkCoord chunk;
+  std::unique_ptr<Collider> collider;
+  std::size_t bytes = 0;
+  std::atomic<int> refs{0};
+  std::atomic<std::uint64_t> last_use{0};
+  std::uint64_t lru_stamp = 0;  // its key in the LRU order (under the eviction mutex)
+  bool counted = false;         // its bytes are in State::bytes (false for overflow and stale builds)
+};
+
+struct ColliderCache::State {
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<ChunkCoord, Entry*, ChunkKeyHash> map;
+    std::uint64_t generation = 0;  // bumped by every invalidation in this shard
+  };
+  Shard shards[kShards];
+  std::atomic<std::uint64_t> tick{0};
+  std::atomic<std::size_t> bytes{0}, entries{0};
+  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, evictions{0}, invalidations{0}, overflow_builds{0},
+      stale_builds{0};
+  // Exact LRU, kept lazily: every entry sits under the stamp of its last use as of its last visit here; a hit only
+  // stores last_use. The front entry is the least recently used once its stamp equals its last_use (every other
+  // entry's last_use is at least its own stamp, which is at least the front's); otherwise it is re-filed.
+  std::mutex eviction_mutex;
+  std::multimap<std::uint64_t, Entry*> lru;
+
+  Shard& shardOf(ChunkCoord c) { return shards[terrain::chunkHash(c) % kShards]; }
+};
+
+Result<std::unique_ptr<ColliderCache>> ColliderCache::createChecked(terrain::World& world, ColliderCacheOptions options) {
+  if (options.byte_budget == 0 || options.byte_budget > (std::size_t(1) << 40)) {
+    return Error{ErrorCode::kInvalidArgument, "ColliderCache: byte_budget must be in [1, 2^40]", {}};
+  }
+  return std::unique_ptr<ColliderCache>(new ColliderCache(world, options));
+}
+
+ColliderCache::ColliderCache(terrain::World& world, ColliderCacheOptions options)
+    : m_world(world), m_budget(options.byte_budget), m_state(std::make_unique<State>()) {
+  m_subscription = world.subscribe([this](std::span<const terrain::ChangeEvent> events) { invalidate(events); });
+}
+
+ColliderCache::~ColliderCache() {
+  m_subscription.reset();
+  for (State::Shard& shard : m_state->shards) {
+    for (auto& [chunk, entry] : shard.map) delete entry;  // precondition: no Pin is alive
+  }
+}
+
+void ColliderCache::release(Entry* entry) noexcept {
+  if (entry->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (entry->counted) m_state->bytes.fetch_sub(entry->bytes, std::memory_order_relaxed);
+  delete entry;
+}
+
+Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
+  if (!chunkInPhysicsRange(chunk)) {
+    return Error{ErrorCode::kOutOfRange, "ColliderCache::acquire: the chunk lies beyond 2^16 voxels of the origin", {}};
+  }
+  State& s = *m_state;
+  State::Shard& shard = s.shardOf(chunk);
+  std::uint64_t generation;
+  {
+    std::lock_guard lock(shard.mutex);
+    if (auto it = shard.map.find(chunk); it != shard.map.end()) {
+      Entry* e = it->second;
+      e->refs.fetch_add(1, std::memory_order_relaxed);
+      e->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      s.hits.fetch_add(1, std::memory_order_relaxed);
+      return Pin(this, e);
+    }
+    generation = shard.generation;
+  }
+  s.misses.fetch_add(1, std::memory_order_relaxed);
+
+  // Build without locks (the world's reads are lock-free; an edit meanwhile bumps the shard's generation).
+  static thread_local BuildScratch scratch;
+  const terrain::VoxelCoord o = terrain::chunkOrigin(chunk);
+  const terrain::VoxelBox box{{o.x - 1, o.y - 1, o.z - 1},
+                              {o.x + terrain::kChunkSize + 1, o.y + terrain::kChunkSize + 1, o.z + terrain::kChunkSize + 1}};
+  if (Status st = m_world.readBox(box, scratch.box); !st) return st.error();
+  if (auto n = scratch.mesher.mesh(scratch.box, mesher::kApron, scratch.mesh); !n) return n.error();
+  auto built = scratch.builder.build(scratch.mesh, chunk);
+  if (!built) return built.error();
+  s.builds.fetch_add(1, std::memory_order_relaxed);
+  auto* fresh = new Entry;
+  fresh->chunk = chunk;
+  fresh->bytes = (*built)->bytes();
+  fresh->collider = std::move(built.value());
+  fresh->refs.store(1, std::memory_order_relaxed);  // the caller's pin
+
+  if (fresh->bytes > m_budget) {  // could never fit: do not empty the cache for it
+    s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
+    return Pin(this, fresh);
+  }
+  std::lock_guard eviction(s.eviction_mutex);
+  // Make room: evict from the LRU front, re-filing entries used since they were filed and skipping pinned ones.
+  auto it = s.lru.begin();
+  while (s.bytes.load(std::memory_order_relaxed) + fresh->bytes > m_budget && it != s.lru.end()) {
+    Entry* victim = it->second;
+    const std::uint64_t used = victim->last_use.load(std::memory_order_relaxed);
+    if (used != it->first) {
+      victim->lru_stamp = used;
+      s.lru.emplace(used, victim);
+      it = s.lru.erase(it);
+      continue;
+    }
+    State::Shard& vs = s.shardOf(victim->chunk);
+    bool evicted = false;
+    {
+      std::lock_guard lock(vs.mutex);
+      auto found = vs.map.find(victim->chunk);
+      // Not in the map: an edit is dropping it right now and will take it off this list itself.
+      if (found != vs.map.end() && found->second == victim && victim->refs.load(std::memory_order_acquire) == 1) {
+        vs.map.erase(found);
+        evicted = true;
+      }
+    }
+    if (!evicted) {
+      ++it;
+      continue;
+    }
+    it = s.lru.erase(it);
+    s.entries.fetch_sub(1, std::memory_order_relaxed);
+    s.evictions.fetch_add(1, std::memory_order_relaxed);
+    release(victim);  // the cache's reference: frees it and its bytes
+  }
+  if (s.bytes.load(std::memory_order_relaxed) + fresh->bytes > m_budget) {
+    s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
+    return Pin(this, fresh);  // never inserted: freed with its pin
+  }
+  {
+    std::lock_guard lock(shard.mutex);
+    if (shard.generation != generation) {
+      // An edit in this shard since our lookup: the box we read may be older than the world. Serve it (it was the
+      // chunk's content at some published version) but do not keep it.
+      s.stale_builds.fetch_add(1, std::memory_order_relaxed);
+      return Pin(this, fresh);
+    }
+    if (auto found = shard.map.find(chunk); found != shard.map.end()) {
+      // Another thread built it meanwhile: use theirs.
+      Entry* e = found->second;
+      e->refs.fetch_add(1, std::memory_order_relaxed);
+      delete fresh;
+      return Pin(this, e);
+    }
+    fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
+    fresh->counted = true;
+    fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    fresh->lru_stamp = fresh->last_use.load(std::memory_order_relaxed);
+    s.bytes.fetch_add(fresh->bytes, std::memory_order_relaxed);
+    shard.map.emplace(chunk, fresh);
+  }
+  s.lru.emplace(fresh->lru_stamp, fresh);
+  s.entries.fetch_add(1, std::memory_order_relaxed);
+  return Pin(this, fresh);
+}
+
+void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
+  State& s = *m_state;
+  std::vector<ChunkCoord> chunks;
+  for (const terrain::ChangeEvent& e : events) appendAffectedChunks(e, chunks);
+  std::sort(chunks.begin(), chunks.end());
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  std::vector<Entry*> dropped;
+  for (const ChunkCoord c : chunks) {
+    State::Shard& shard = s.shardOf(c);
+    std::lock_guard lock(shard.mutex);
+    ++shard.generation;
+    if (auto it = shard.map.find(c); it != shard.map.end()) {
+      dropped.push_back(it->second);
+      shard.map.erase(it);
+    }
+  }
+  if (dropped.empty()) return;
+  {
+    std::lock_guard eviction(s.eviction_mutex);
+    for (Entry* e : dropped) {
+      auto [first, last] = s.lru.equal_range(e->lru_stamp);
+      for (auto it = first; it != last; ++it) {
+        if (it->second == e) {
+          s.lru.erase(it);
+          break;
+        }
+      }
+    }
+  }
+  s.entries.fetch_sub(dropped.size(), std::memory_order_relaxed);
+  s.invalidations.fetch_add(dropped.size(), std::memory_order_relaxed);
+  for (Entry* e : dropped) release(e);  // freed now, or by its last pin
+}
+
+ColliderCacheStats ColliderCache::stats() const {
+  const State& s = *m_state;
+  ColliderCacheStats out;
+  out.bytes = s.bytes.load();
+  out.entries = s.entries.load();
+  out.hits = s.hits.load();
+  out.misses = s.misses.load();
+  out.builds = s.builds.load();
+  out.evictions = s.evictions.load();
+  out.invalidations = s.invalidations.load();
+  out.overflow_builds = s.overflow_builds.load();
+  out.stale_builds = s.stale_builds.load();
+  return out;
+}
+
+ColliderCache::Pin::Pin(Pin&& other) noexcept : m_cache(other.m_cache), m_entry(other.m_entry) {
+  other.m_entry = nullptr;
+}
+
+ColliderCache::Pin& ColliderCache::Pin::operator=(Pin&& other) noexcept {
+  if (this != &other) {
+    if (m_entry != nullptr) m_cache->release(m_entry);
+    m_cache = other.m_cache;
+    m_entry = other.m_entry;
+    other.m_entry = nullptr;
+  }
+  return *this;
+}
+
+ColliderCache::Pin::~Pin() {
+  if (m_entry != nullptr) m_cache->release(m_entry);
+}
+
+const Collider* ColliderCache::Pin::get() const noexcept { return m_entry ? m_entry->collider.get() : nullptr; }
+
+}  // namespace vtp::physics

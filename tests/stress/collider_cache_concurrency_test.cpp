@@ -1,0 +1,100 @@
+// The collider cache under concurrency (run under TSan in CI, label `tsan`): four threads query colliders and read
+// them while one thread edits the world and a 64 KiB budget forces evictions. Every collider a query got must equal
+// a fresh build of its chunk at some published version (the editor fingerprints every chunk after each edit; the
+// check runs after all threads stop), the budget must hold throughout, and queries after the last edit see it.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "support/collider_fingerprint.h"
+#include "support/random_world.h"
+#include "vtp/physics/collider_cache.h"
+
+using namespace vtp::terrain;
+using vtp::physics::ColliderCache;
+
+TEST_CASE("Collider cache concurrency: 4 query threads, 1 editor, a 64 KiB budget") {
+  auto world = vtp::test::makeWorld();
+  const VoxelBox region{{-16, -8, -16}, {16, 8, 16}};
+  std::mt19937_64 setup(71);
+  vtp::test::randomEdits(*world, region, 30, setup);
+  auto created = ColliderCache::create(*world, {std::size_t(64) << 10});
+  REQUIRE(created.ok());
+  ColliderCache& cache = **created;
+
+  std::vector<ChunkCoord> chunks;
+  for (int z = -3; z <= 2; ++z)
+    for (int y = -2; y <= 1; ++y)
+      for (int x = -3; x <= 2; ++x) chunks.push_back({x, y, z});
+  // Published versions: every chunk's fingerprint before the first edit and after each edit.
+  std::map<ChunkCoord, std::set<std::uint64_t>> published;
+  auto record = [&] {
+    for (const ChunkCoord c : chunks) published[c].insert(vtp::test::freshFingerprint(*world, c));
+  };
+  record();
+
+  std::atomic<bool> done{false}, over_budget{false}, failed{false};
+  std::thread editor([&] {
+    std::mt19937_64 rng(72);
+    const auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (int i = 0; i < 40 && std::chrono::steady_clock::now() < stop; ++i) {
+      vtp::test::randomEdits(*world, region, 1, rng);
+      record();
+    }
+    done = true;
+  });
+  std::vector<std::vector<std::pair<ChunkCoord, std::uint64_t>>> seen(4);
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + std::uint64_t(t));
+      std::vector<ColliderCache::Pin> held;
+      while (!done) {
+        const ChunkCoord c = chunks[rng() % chunks.size()];
+        auto pin = cache.acquire(c);
+        if (!pin.ok() || !*pin) {
+          failed = true;
+          break;
+        }
+        seen[std::size_t(t)].emplace_back(c, vtp::test::fingerprint(**pin));
+        // Read it (a ray down through the chunk) while others evict and the editor invalidates.
+        const VoxelCoord o = chunkOrigin(c);
+        auto ray = vtp::physics::prepareRay({{o.x + 4.3, o.y + 9.0, o.z + 3.7}, {0.01, -1, 0.02}, 10.0}, c, 1.0);
+        vtp::physics::RayHit hit;
+        if (ray.ok()) (void)(*pin)->closestHit(*ray, hit);
+        if (rng() % 4 == 0) held.push_back(std::move(pin.value()));
+        if (held.size() > 3) held.erase(held.begin());
+        if (cache.stats().bytes > cache.byteBudget()) over_budget = true;
+      }
+    });
+  }
+  editor.join();
+  for (auto& r : readers) r.join();
+  CHECK_FALSE(failed.load());
+  CHECK_FALSE(over_budget.load());
+  std::size_t queries = 0, unknown = 0;
+  for (const auto& list : seen) {
+    for (const auto& [c, f] : list) {
+      ++queries;
+      if (published[c].count(f) == 0) ++unknown;
+    }
+  }
+  CHECK(queries > 100);
+  CHECK(unknown == 0);
+  const auto s = cache.stats();
+  CHECK(s.evictions > 0);
+  CHECK(s.invalidations > 0);
+  // After the last edit, every query sees the world as it is.
+  for (const ChunkCoord c : chunks) {
+    auto pin = cache.acquire(c);
+    REQUIRE(pin.ok());
+    CHECK(vtp::test::fingerprint(**pin) == vtp::test::freshFingerprint(*world, c));
+  }
+}
