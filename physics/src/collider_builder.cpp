@@ -1,5 +1,7 @@
 #include "vtp/physics/collider_builder.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -37,24 +39,30 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
     if (r == 0) r = vertices++;
   if (vertices > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
 
-  m_bounds.resize(std::size_t(triangles));
-  std::array<std::int16_t, 6> all{std::numeric_limits<std::int16_t>::max(), std::numeric_limits<std::int16_t>::max(),
-                                  std::numeric_limits<std::int16_t>::max(), std::numeric_limits<std::int16_t>::min(),
-                                  std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::min()};
+  // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes.
+  m_bounds.resize(std::size_t(triangles) + 1);  // one spare: the 8-byte load of the last max reads 2 bytes on
+  __m128i all_min = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+  __m128i all_max = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  auto vertex = [&](int i) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&mesh.vertices[mesh.indices[std::size_t(i)]]));
+  };
   for (int t = 0; t < triangles; ++t) {
+    const __m128i v0 = vertex(3 * t), v1 = vertex(3 * t + 1), v2 = vertex(3 * t + 2);
+    const __m128i lo = _mm_min_epi16(v0, _mm_min_epi16(v1, v2)), hi = _mm_max_epi16(v0, _mm_max_epi16(v1, v2));
+    all_min = _mm_min_epi16(all_min, lo);
+    all_max = _mm_max_epi16(all_max, hi);
+    alignas(16) std::int16_t l[8], h[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(l), lo);
+    _mm_store_si128(reinterpret_cast<__m128i*>(h), hi);
     TriangleBounds& b = m_bounds[std::size_t(t)];
-    for (int a = 0; a < 3; ++a) {
-      auto coord = [&](int k) {
-        const mesher::Vertex& v = mesh.vertices[mesh.indices[std::size_t(3 * t + k)]];
-        return a == 0 ? v.x : a == 1 ? v.y : v.z;
-      };
-      b.min[a] = std::min({coord(0), coord(1), coord(2)});
-      b.max[a] = std::max({coord(0), coord(1), coord(2)});
-      all[a] = std::min(all[a], b.min[a]);
-      all[3 + a] = std::max(all[3 + a], b.max[a]);
-    }
+    std::memcpy(b.min.data(), l, 3 * sizeof(std::int16_t));
+    std::memcpy(b.max.data(), h, 3 * sizeof(std::int16_t));
   }
-  buildKd(m_bounds, m_options, m_kd);
+  alignas(16) std::int16_t lo_all[8], hi_all[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
+  _mm_store_si128(reinterpret_cast<__m128i*>(hi_all), all_max);
+  const std::array<std::int16_t, 6> all{lo_all[0], lo_all[1], lo_all[2], hi_all[0], hi_all[1], hi_all[2]};
+  buildKd(std::span(m_bounds).first(std::size_t(triangles)), m_options, m_kd);
   const int leaves = int(m_kd.leaves.size());
   const int groups = (leaves + kLeafGroup - 1) / kLeafGroup;
 
@@ -72,27 +80,35 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   c->m_leaves = std::uint16_t(leaves);
   c->m_bounds = all;
 
-  // Leaf boxes, 8 per group as structure of arrays; unused lanes hold an empty box (min > max) that nothing overlaps.
+  // Leaf boxes, 8 per group as structure of arrays; the last group's unused lanes hold an empty box (min > max)
+  // that nothing overlaps.
   auto* boxes = reinterpret_cast<std::int16_t*>(c->m_data.get());
-  for (int g = 0; g < groups; ++g)
-    for (int lane = 0; lane < kLeafGroup; ++lane)
-      for (int a = 0; a < 3; ++a) {
-        boxes[(6 * g + a) * kLeafGroup + lane] = std::numeric_limits<std::int16_t>::max();
-        boxes[(6 * g + 3 + a) * kLeafGroup + lane] = std::numeric_limits<std::int16_t>::min();
-      }
+  for (int l = leaves; l < groups * kLeafGroup; ++l) {
+    std::int16_t* group = boxes + 6 * kLeafGroup * (l / kLeafGroup) + l % kLeafGroup;
+    for (int a = 0; a < 3; ++a) {
+      group[a * kLeafGroup] = std::numeric_limits<std::int16_t>::max();
+      group[(3 + a) * kLeafGroup] = std::numeric_limits<std::int16_t>::min();
+    }
+  }
+  // Leaf boxes: min and max of the triangles' bounds in int16 lanes (8-byte loads: x, y, z and one spare lane).
   auto* leaf_start = const_cast<std::uint16_t*>(c->leafStart());
   for (int l = 0; l < leaves; ++l) {
     const KdLeaf& leaf = m_kd.leaves[std::size_t(l)];
     leaf_start[l] = std::uint16_t(leaf.first);
-    const int g = l / kLeafGroup, lane = l % kLeafGroup;
+    __m128i lo = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+    __m128i hi = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
     for (int i = leaf.first; i < leaf.first + leaf.count; ++i) {
       const TriangleBounds& b = m_bounds[m_kd.order[std::size_t(i)]];
-      for (int a = 0; a < 3; ++a) {
-        std::int16_t& lo = boxes[(6 * g + a) * kLeafGroup + lane];
-        std::int16_t& hi = boxes[(6 * g + 3 + a) * kLeafGroup + lane];
-        lo = std::min(lo, b.min[a]);
-        hi = std::max(hi, b.max[a]);
-      }
+      lo = _mm_min_epi16(lo, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.min.data())));
+      hi = _mm_max_epi16(hi, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.max.data())));
+    }
+    alignas(16) std::int16_t l16[8], h16[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(l16), lo);
+    _mm_store_si128(reinterpret_cast<__m128i*>(h16), hi);
+    std::int16_t* group = boxes + 6 * kLeafGroup * (l / kLeafGroup) + l % kLeafGroup;
+    for (int a = 0; a < 3; ++a) {
+      group[a * kLeafGroup] = l16[a];
+      group[(3 + a) * kLeafGroup] = h16[a];
     }
   }
   leaf_start[leaves] = std::uint16_t(triangles);
@@ -106,12 +122,16 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
     positions[3 * r + 1] = p.y;
     positions[3 * r + 2] = p.z;
   }
+  std::uint16_t* corners[3] = {const_cast<std::uint16_t*>(c->corner(0)), const_cast<std::uint16_t*>(c->corner(1)),
+                               const_cast<std::uint16_t*>(c->corner(2))};
   auto* materials = const_cast<std::uint8_t*>(c->materials());
+  const std::uint16_t* indices = mesh.indices.data();
+  const std::int32_t* remap = m_remap.data();
   for (int i = 0; i < triangles; ++i) {
     const std::uint16_t t = m_kd.order[std::size_t(i)];
-    for (int k = 0; k < 3; ++k) {
-      const_cast<std::uint16_t*>(c->corner(k))[i] = std::uint16_t(m_remap[mesh.indices[std::size_t(3 * t + k)]]);
-    }
+    corners[0][i] = std::uint16_t(remap[indices[3 * t]]);
+    corners[1][i] = std::uint16_t(remap[indices[3 * t + 1]]);
+    corners[2][i] = std::uint16_t(remap[indices[3 * t + 2]]);
     materials[i] = mesh.materials[t];
   }
   return c;

@@ -1,36 +1,74 @@
+// The loose kD build. Triangles are copied once into compact records (bounds, doubled midpoints, id) that the build
+// permutes in place, so every pass is a linear scan over contiguous memory: per node one pass sums the midpoints,
+// one partitions (the median fallback uses nth_element), and one computes both children's bounds, which become the
+// children's own content bounds (no pass recomputes them).
 #include "vtp/physics/kd_build.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <limits>
 
 namespace vtp::physics {
+
+namespace {
+
+struct Item {
+  std::int16_t min[3], max[3];
+  std::int16_t mid2[3];  // min + max: twice the midpoint, exact
+  std::uint16_t id;
+};
+static_assert(sizeof(Item) == 20);  // boundsOf loads its first 16 bytes
+
+struct Bounds {
+  int min[3], max[3];
+};
+
+// Bounds of a range of items (at least one), with int16 min and max over the first 16 bytes of each record: lanes
+// 0-2 are its minimum, 3-5 its maximum (the other lanes are ignored).
+Bounds boundsOf(const Item* first, const Item* last) {
+  __m128i lo = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+  __m128i hi = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  for (const Item* it = first; it != last; ++it) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(it));
+    lo = _mm_min_epi16(lo, v);
+    hi = _mm_max_epi16(hi, v);
+  }
+  alignas(16) std::int16_t l[8], h[8];
+  _mm_store_si128(reinterpret_cast<__m128i*>(l), lo);
+  _mm_store_si128(reinterpret_cast<__m128i*>(h), hi);
+  return {{l[0], l[1], l[2]}, {h[3], h[4], h[5]}};
+}
+
+}  // namespace
 
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out) {
   const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
   const int max_depth = std::clamp(options.max_depth, 0, 64);
   const int n = int(std::min<std::size_t>(bounds.size(), 65535));
-  out.order.resize(std::size_t(n));
-  for (int i = 0; i < n; ++i) out.order[std::size_t(i)] = std::uint16_t(i);
+  thread_local std::vector<Item> items;
+  items.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) {
+    Item& it = items[std::size_t(i)];
+    const TriangleBounds& b = bounds[std::size_t(i)];
+    for (int a = 0; a < 3; ++a) {
+      it.min[a] = b.min[std::size_t(a)];
+      it.max[a] = b.max[std::size_t(a)];
+      it.mid2[a] = std::int16_t(b.min[std::size_t(a)] + b.max[std::size_t(a)]);
+    }
+    it.id = std::uint16_t(i);
+  }
   out.leaves.clear();
   out.nodes.clear();
-  // Twice the midpoint along an axis (exact in integers).
-  auto mid2 = [&](std::uint16_t t, int axis) { return int(bounds[t].min[axis]) + int(bounds[t].max[axis]); };
-  // The content bounds of a range along one axis.
-  auto extent = [&](int first, int last, int axis, int& lo, int& hi) {
-    lo = 1 << 30;
-    hi = -(1 << 30);
-    for (int i = first; i < last; ++i) {
-      const TriangleBounds& b = bounds[out.order[std::size_t(i)]];
-      lo = std::min(lo, int(b.min[axis]));
-      hi = std::max(hi, int(b.max[axis]));
-    }
-  };
 
   struct Task {
     int first, last, depth, node;
+    Bounds bounds;
   };
-  std::vector<Task> stack;  // depth-bounded: at most max_depth + 1 entries
+  thread_local std::vector<Task> stack;  // depth-bounded
+  stack.clear();
   out.nodes.push_back({});
-  stack.push_back({0, n, 0, 0});
+  stack.push_back({0, n, 0, 0, boundsOf(items.data(), items.data() + n)});
   while (!stack.empty()) {
     const Task task = stack.back();
     stack.pop_back();
@@ -40,41 +78,40 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       out.leaves.push_back({task.first, count});
       continue;
     }
-    int axis = 0, best = -1;
-    for (int a = 0; a < 3; ++a) {
-      int lo, hi;
-      extent(task.first, task.last, a, lo, hi);
-      if (hi - lo > best) best = hi - lo, axis = a;
+    int axis = 0;
+    for (int a = 1; a < 3; ++a) {
+      if (task.bounds.max[a] - task.bounds.min[a] > task.bounds.max[axis] - task.bounds.min[axis]) axis = a;
     }
-    auto first = out.order.begin() + task.first, last = out.order.begin() + task.last;
-    long long sum = 0;
-    for (auto it = first; it != last; ++it) sum += mid2(*it, axis);
+    Item* first = items.data() + task.first;
+    Item* last = items.data() + task.last;
+    long sum = 0;
+    for (const Item* it = first; it != last; ++it) sum += it->mid2[axis];
     // Mean midpoint, rounded up: a triangle goes left when its midpoint is strictly below it.
-    const long long mean = (sum + count - 1) / count;
-    auto split = std::partition(first, last, [&](std::uint16_t t) { return mid2(t, axis) < mean; });
+    const long mean = (sum + count - 1) / count;
+    Item* split = std::partition(first, last, [&](const Item& it) { return it.mid2[axis] < mean; });
     const int left_count = int(split - first);
     if (4 * left_count < count || 4 * (count - left_count) < count) {
       split = first + count / 2;
-      std::nth_element(first, split, last, [&](std::uint16_t a, std::uint16_t b) {
-        return mid2(a, axis) != mid2(b, axis) ? mid2(a, axis) < mid2(b, axis) : a < b;
+      std::nth_element(first, split, last, [&](const Item& a, const Item& b) {
+        return a.mid2[axis] != b.mid2[axis] ? a.mid2[axis] < b.mid2[axis] : a.id < b.id;
       });
     }
-    const int mid = int(split - out.order.begin());
-    int left_lo, left_hi, right_lo, right_hi;
-    extent(task.first, mid, axis, left_lo, left_hi);
-    extent(mid, task.last, axis, right_lo, right_hi);
+    const int mid = int(split - items.data());
+    const Bounds left_bounds = boundsOf(first, split), right_bounds = boundsOf(split, last);
     const int left = int(out.nodes.size()), right = left + 1;
     KdNode& node = out.nodes[std::size_t(task.node)];
     node.axis = axis;
-    node.left_max = left_hi;
-    node.right_min = right_lo;
+    node.left_max = left_bounds.max[axis];
+    node.right_min = right_bounds.min[axis];
     node.left = left;
     node.right = right;
     out.nodes.push_back({});
     out.nodes.push_back({});
-    stack.push_back({mid, task.last, task.depth + 1, right});
-    stack.push_back({task.first, mid, task.depth + 1, left});
+    stack.push_back({mid, task.last, task.depth + 1, right, right_bounds});
+    stack.push_back({task.first, mid, task.depth + 1, left, left_bounds});
   }
+  out.order.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) out.order[std::size_t(i)] = items[std::size_t(i)].id;
 }
 
 }  // namespace vtp::physics
