@@ -114,4 +114,22 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   for (int i = 0; i < n; ++i) out.order[std::size_t(i)] = items[std::size_t(i)].id;
 }
 
+int kdDepth(const KdBuild& build) {
+  if (build.nodes.empty()) return 0;
+  int deepest = 0;
+  std::vector<std::pair<int, int>> stack{{0, 0}};  // node, depth
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    const KdNode& n = build.nodes[std::size_t(node)];
+    if (n.axis < 0) {
+      deepest = std::max(deepest, depth);
+    } else {
+      stack.push_back({n.left, depth + 1});
+      stack.push_back({n.right, depth + 1});
+    }
+  }
+  return deepest;
+}
+
 }  // namespace vtp::physics

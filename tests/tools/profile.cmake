@@ -8,3 +8,19 @@ if(TARGET vtp-profile AND TARGET vtp-worldgen)
                    -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_masks.cmake)
   set_tests_properties(vtp_profile_masks_section PROPERTIES LABELS tools TIMEOUT 600)
 endif()
+# The collider sections, the CSV and the HTML report on part of the shipped default world
+# (tests/tools/scripts/check_profile_colliders.cmake); then the HTML rendered in headless chromium (label `html`,
+# skipped when chromium is absent; .ci/run installs it).
+if(TARGET vtp-profile)
+  add_test(NAME vtp_profile_collider_sections
+           COMMAND ${CMAKE_COMMAND} -DPROFILE=$<TARGET_FILE:vtp-profile> -DWORLD=${PROJECT_SOURCE_DIR}/data/worlds/default.vtw
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_colliders.cmake)
+  set_tests_properties(vtp_profile_collider_sections PROPERTIES LABELS tools TIMEOUT 900
+                       FIXTURES_SETUP profile_html)
+  add_test(NAME vtp_profile_html_renders
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_html.sh
+                   ${CMAKE_CURRENT_BINARY_DIR}/profile_out/profile_colliders.html)
+  set_tests_properties(vtp_profile_html_renders PROPERTIES LABELS html TIMEOUT 120 SKIP_RETURN_CODE 77
+                       FIXTURES_REQUIRED profile_html)
+endif()

@@ -27,6 +27,7 @@
 #include "timing.h"
 #include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
+#include "vtp/physics/chunk_masks.h"
 #include "vtp/physics/collider_builder.h"
 #include "vtp/physics/collider_cache.h"
 #include "vtp/terrain/world_file.h"
@@ -63,7 +64,8 @@ struct Chunk {
   std::unique_ptr<physics::Collider> collider, brute;
   std::unique_ptr<BulletChunk> bullet;
   Queries queries;
-  double build_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0;
+  double build_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0, reference_ns = 0;
+  std::size_t reference_bytes = 0;
   std::size_t bullet_q_bytes = 0, bullet_plain_bytes = 0;
 };
 
@@ -173,7 +175,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlohmann::json& report) {
+Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, const std::optional<VoxelBox>& only,
+                      nlohmann::json& report, std::vector<ChunkRow>& rows, const Progress& progress) {
   Result<LoadedWorld> loaded = loadWorldFile(path);
   if (!loaded) return loaded.error();
   const World& world = *loaded->world;
@@ -189,6 +192,13 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
   {
     std::vector<Voxel> box(std::size_t(mesher::boxVolume(1)));
     for (const ChunkCoord c : mesher::candidateChunks(world)) {
+      if (only) {
+        const VoxelBox b = chunkBox(c);
+        if (b.max.x <= only->min.x || b.min.x >= only->max.x || b.max.y <= only->min.y || b.min.y >= only->max.y ||
+            b.max.z <= only->min.z || b.min.z >= only->max.z) {
+          continue;
+        }
+      }
       if (Status s = world.readBox(apronBox(c), box); !s) return s.error();
       if (auto n = surface_mesher.mesh(box, 1, mesh); !n) return n.error();
       if (mesh.owned_triangle_count == 0) continue;
@@ -206,38 +216,76 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
     }
   }
 
-  // Builds: ours from the mesh (re-meshed untimed), Bullet quantised and plain; median of 3 sweeps per chunk.
+  // Per chunk, each step timed alone, median of 3 sweeps: readBox, mesh, mask build, our collider build from the
+  // mesh, Bullet's plain and quantised builds from the same triangles.
   const double overhead = clockOverheadNs();
+  rows.assign(chunks.size(), ChunkRow{});
   {
-    std::vector<double> ours(chunks.size() * kSweeps), bq(chunks.size() * kSweeps), bp(chunks.size() * kSweeps);
+    enum { kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kSteps };
+    // The published layout for the reference row: the same kD build with 2-triangle leaves, costed as 12 bytes per
+    // node (branches and leaves) over our 16-bit mesh (6 bytes per vertex, 6 per triangle, 1 material byte).
+    physics::ColliderBuilder reference_builder({2, 32});
+    std::vector<std::array<double, kSteps>> times(chunks.size() * kSweeps);
+    std::vector<Voxel> scratch_box(std::size_t(mesher::boxVolume(1)));
     for (int sweep = 0; sweep < kSweeps; ++sweep) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
-        (void)surface_mesher.mesh(boxes[i], 1, mesh);
-        auto a = Clock::now();
-        auto built = builder.build(mesh, chunks[i].collider->chunk());
-        auto b = Clock::now();
-        ours[i * kSweeps + std::size_t(sweep)] = elapsedNs(a, b, overhead);
-        built.value().reset();
-        a = Clock::now();
-        chunks[i].bullet->build(false);
-        b = Clock::now();
-        bp[i * kSweeps + std::size_t(sweep)] = elapsedNs(a, b, overhead);
+        auto& t = times[i * kSweeps + std::size_t(sweep)];
+        const ChunkCoord c = chunks[i].collider->chunk();
+        auto step = [&](int which, auto&& fn) {
+          const auto a = Clock::now();
+          fn();
+          const auto b = Clock::now();
+          t[std::size_t(which)] = elapsedNs(a, b, overhead);
+        };
+        step(kReadBox, [&] { (void)world.readBox(apronBox(c), scratch_box); });
+        step(kMesh, [&] { (void)surface_mesher.mesh(boxes[i], 1, mesh); });
+        step(kMask, [&] { (void)physics::buildChunkMasks(boxes[i]); });
+        std::unique_ptr<physics::Collider> rebuilt;
+        step(kBuild, [&] { rebuilt = std::move(builder.build(mesh, c).value()); });
+        if (sweep == 0) {
+          const physics::KdBuild& kd = builder.lastKd();
+          rows[i].kd_nodes = int(kd.nodes.size());
+          rows[i].kd_depth = physics::kdDepth(kd);
+        }
+        rebuilt.reset();
+        step(kReference, [&] { rebuilt = std::move(reference_builder.build(mesh, c).value()); });
+        if (sweep == 0) {
+          chunks[i].reference_bytes = 12 * reference_builder.lastKd().nodes.size() +
+                                      6 * std::size_t(rebuilt->vertexCount()) + 7 * std::size_t(rebuilt->triangleCount());
+        }
+        rebuilt.reset();
+        step(kBulletPlain, [&] { chunks[i].bullet->build(false); });
         chunks[i].bullet_plain_bytes = chunks[i].bullet->bytes();
-        a = Clock::now();
-        chunks[i].bullet->build(true);
-        b = Clock::now();
-        bq[i * kSweeps + std::size_t(sweep)] = elapsedNs(a, b, overhead);
+        step(kBulletQuantized, [&] { chunks[i].bullet->build(true); });
         chunks[i].bullet_q_bytes = chunks[i].bullet->bytes();
+        if (progress) progress(std::size_t(sweep) * chunks.size() + i + 1, kSweeps * chunks.size() + kPasses * chunks.size());
       }
     }
     for (std::size_t i = 0; i < chunks.size(); ++i) {
-      auto med = [&](std::vector<double>& v) {
-        std::sort(v.begin() + std::ptrdiff_t(i * kSweeps), v.begin() + std::ptrdiff_t((i + 1) * kSweeps));
-        return v[i * kSweeps + kSweeps / 2];
+      auto med = [&](int which) {
+        std::array<double, kSweeps> v;
+        for (int k = 0; k < kSweeps; ++k) v[std::size_t(k)] = times[i * kSweeps + std::size_t(k)][std::size_t(which)];
+        std::sort(v.begin(), v.end());
+        return v[kSweeps / 2];
       };
-      chunks[i].build_ns = med(ours);
-      chunks[i].bullet_plain_ns = med(bp);
-      chunks[i].bullet_q_ns = med(bq);
+      Chunk& chunk = chunks[i];
+      chunk.build_ns = med(kBuild);
+      chunk.bullet_plain_ns = med(kBulletPlain);
+      chunk.bullet_q_ns = med(kBulletQuantized);
+      chunk.reference_ns = med(kReference);
+      ChunkRow& row = rows[i];
+      row.chunk = chunk.collider->chunk();
+      row.triangles = chunk.collider->triangleCount();
+      row.read_box_ns = med(kReadBox);
+      row.mesh_ns = med(kMesh);
+      row.mask_ns = med(kMask);
+      row.build_ns = chunk.build_ns;
+      row.leaves = chunk.collider->leafCount();
+      row.bytes = chunk.collider->bytes();
+      row.bullet_quantized_ns = chunk.bullet_q_ns;
+      row.bullet_plain_ns = chunk.bullet_plain_ns;
+      row.bullet_quantized_bytes = chunk.bullet_q_bytes;
+      row.bullet_plain_bytes = chunk.bullet_plain_bytes;
     }
   }
 
@@ -288,6 +336,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
   std::vector<int> bullet_ids;
   bullet_ids.reserve(4096);
   for (int pass = 0; pass < kPasses; ++pass) {
+    if (progress) progress((kSweeps + std::size_t(pass)) * chunks.size(), (kSweeps + kPasses) * chunks.size());
     auto& s = sums[std::size_t(pass)];
     for (auto& k : s)
       for (auto& i : k) i.fill(0);
@@ -327,8 +376,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
     return median(v) / double(std::max<std::size_t>(1, chunks.size() * kQueries));
   };
 
-  std::size_t ours_bytes = 0, bq_bytes = 0, bp_bytes = 0, triangles = 0, leaves = 0;
-  double build = 0, bq_build = 0, bp_build = 0;
+  std::size_t ours_bytes = 0, bq_bytes = 0, bp_bytes = 0, triangles = 0, leaves = 0, reference_bytes = 0;
+  double build = 0, bq_build = 0, bp_build = 0, reference_build = 0;
   std::array<int, kBuckets> bucket_chunks{};
   for (const Chunk& chunk : chunks) {
     ours_bytes += chunk.collider->bytes();
@@ -339,6 +388,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
     build += chunk.build_ns;
     bq_build += chunk.bullet_q_ns;
     bp_build += chunk.bullet_plain_ns;
+    reference_bytes += chunk.reference_bytes;
+    reference_build += chunk.reference_ns;
     ++bucket_chunks[std::size_t(bucketOf(chunk.collider->triangleCount()))];
   }
   const double tri = double(std::max<std::size_t>(1, triangles));
@@ -359,6 +410,10 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, nlo
       {"aabb", ns_per_query(kBox, kOurs)},               {"aabb_with_vertices", ns_per_query(kBoxVertices, kOurs)},
       {"bullet_long_ray", ns_per_query(kLong, kBullet)}, {"bullet_short_ray", ns_per_query(kShort, kBullet)},
       {"bullet_aabb", ns_per_query(kBox, kBullet)},      {"brute_force_long_ray", ns_per_query(kLong, kBrute)}};
+  collider["reference"] = {
+      {"layout", "published loose kD: 12-byte nodes (branches and leaves), 2-triangle leaves, over our 16-bit mesh"},
+      {"bytes_per_triangle", double(reference_bytes) / tri},
+      {"build_ns_per_triangle", reference_build / tri}};
   collider["target_bytes_per_triangle"] = 14;
   collider["checksum"] = checksum;
   collider["timing"] = "builds: each chunk alone, median of 3 sweeps; queries: 7 passes, in each pass ours, Bullet "

@@ -1,8 +1,13 @@
-// vtp-profile: the offline chunk profiler. It measures the terrain layer, the mesher and the broadphase masks; the
-// kD-tree and contact sections arrive with their issues, each next to Bullet where Bullet has a counterpart.
+// vtp-profile: the offline chunk profiler. It measures the terrain layer, the mesher, the broadphase masks and the
+// colliders (build, bytes, queries and the cache), each next to Bullet where Bullet has a counterpart; optionally a
+// CSV row per surface chunk and a self-contained HTML report.
+#include <unistd.h>
+
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "chunk_report.h"
 #include "cli.h"
 #include "collider_bench.h"
 #include "mask_bench.h"
@@ -16,14 +21,25 @@ const char* const kToolName = "vtp-profile";
 int toolMain(int argc, char** argv) {
   using namespace vtp::tools;
   CLI::App app{"Offline profiler: measures what a saved world's collision data costs.", kToolName};
-  std::string world_path, json_path = "-";
+  std::string world_path, json_path = "-", csv_path, html_path, box_text;
   std::uint64_t seed = 1;
   app.add_option("WORLD", world_path, "World file (.vtw)")->required();
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
+  app.add_option("--csv", csv_path, "Also write one row per surface chunk (costs, ours and Bullet's) to this CSV file");
+  app.add_option("--html", html_path, "Also write a self-contained HTML report (charts, map, summary) to this file");
+  app.add_option("--box", box_text,
+                 "Collider sections: only the chunks whose voxels intersect this box, x0,y0,z0,x1,y1,z1 in voxels, max "
+                 "exclusive");
   app.add_option("--seed", seed,
                  "Seed for the order boxes are measured in, the white-noise mesher box and the masks' bodies and edits")
       ->check(CLI::NonNegativeNumber);
   if (auto code = parseArgs(app, argc, argv)) return *code;
+  std::optional<vtp::terrain::VoxelBox> box;
+  if (!box_text.empty()) {
+    auto parsed = parseBox(box_text);
+    if (!parsed) return fail(kToolName, parsed.error());
+    box = *parsed;
+  }
 
   auto terrain = benchTerrain(world_path, seed);
   if (!terrain) return fail(kToolName, terrain.error());
@@ -37,7 +53,25 @@ int toolMain(int argc, char** argv) {
   report["terrain"] = terrain.value();
   report["mesh"] = mesh.value();
   report["masks"] = masks.value();
-  if (vtp::Status s = benchColliders(world_path, seed, report); !s) return fail(kToolName, s.error());
+  // A progress bar on stderr when it is a terminal.
+  Progress progress;
+  if (isatty(STDERR_FILENO)) {
+    progress = [](std::size_t done, std::size_t total) {
+      const int width = 40, filled = total ? int(double(done) / double(total) * width) : width;
+      std::fprintf(stderr, "\rcolliders [%-*s] %3d%%", width, std::string(std::size_t(filled), '#').c_str(),
+                   total ? int(100.0 * double(done) / double(total)) : 100);
+      if (done >= total) std::fprintf(stderr, "\n");
+    };
+  }
+  std::vector<ChunkRow> rows;
+  if (vtp::Status s = benchColliders(world_path, seed, box, report, rows, progress); !s) return fail(kToolName, s.error());
+  if (progress) std::fprintf(stderr, "\n");
+  if (!csv_path.empty()) {
+    if (vtp::Status s = writeChunkCsv(rows, csv_path); !s) return fail(kToolName, s.error());
+  }
+  if (!html_path.empty()) {
+    if (vtp::Status s = writeHtmlReport(report, rows, html_path); !s) return fail(kToolName, s.error());
+  }
   if (auto s = writeJson(report, json_path); !s) return fail(kToolName, s.error());
   return kExitOk;
 }

@@ -49,4 +49,7 @@ struct KdBuild {
 /// Deterministic: the same bounds always give the same build. Options are clamped to their ranges.
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out);
 
+/// Levels below the root of the deepest leaf (0 when the root is a leaf).
+int kdDepth(const KdBuild& build);
+
 }  // namespace vtp::physics
