@@ -1,11 +1,13 @@
-// Box queries on a collider: 8 leaf boxes per SSE step (int16 compares on the grid, exact), then each triangle of an
-// overlapped leaf: its three vertices in one register each, min and max, compared with the box (exact too).
+// Box queries on a collider: 8 leaf boxes per SSE step (int16 compares on the grid, exact), then the triangles of an
+// overlapped leaf 8 at a time: their corners in int32 lanes, min and max per axis, compared with the box (exact too),
+// so the only branch per block is the loop over the hits it found.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <bit>
 #include <limits>
 
+#include "corner_load.h"
 #include "vtp/physics/collider.h"
 
 namespace vtp::physics {
@@ -27,12 +29,15 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
                           _mm_set1_epi16(clamp16(box.min[2]))};
   const __m128i hi8[3] = {_mm_set1_epi16(clamp16(box.max[0])), _mm_set1_epi16(clamp16(box.max[1])),
                           _mm_set1_epi16(clamp16(box.max[2]))};
-  // Per triangle: lanes x, y, z of the vertices' min (compared with the box max) and max (with the box min).
-  const __m128i box_lo = _mm_setr_epi16(clamp16(box.min[0]), clamp16(box.min[1]), clamp16(box.min[2]), 0, 0, 0, 0, 0);
-  const __m128i box_hi = _mm_setr_epi16(clamp16(box.max[0]), clamp16(box.max[1]), clamp16(box.max[2]), 0, 0, 0, 0, 0);
+  __m256i lo32[3], hi32[3];
+  for (int a = 0; a < 3; ++a) {
+    lo32[a] = _mm256_set1_epi32(clamp16(box.min[std::size_t(a)]));
+    hi32[a] = _mm256_set1_epi32(clamp16(box.max[std::size_t(a)]));
+  }
   const float scale = float(voxel_size / kGridScale);
   const std::int16_t* pos = positions();
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
+  const bool want_vertices = !vertices.empty();
   int found = 0;
   const int groups = groupCount();
   for (int g = 0; g < groups; ++g) {
@@ -48,25 +53,36 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
     for (; overlap != 0; overlap &= overlap - 1) {
       const int leaf = kLeafGroup * g + std::countr_zero(overlap) / 2;
       const int last = leafStart()[leaf + 1];
-      for (int t = leafStart()[leaf]; t < last; ++t) {
-        __m128i v[3];
-        for (int k = 0; k < 3; ++k) {
-          v[k] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(pos + 3 * (corners[k][t] & 0x7FFF)));
+      for (int t = leafStart()[leaf]; t < last; t += 8) {
+        const int count = std::min(8, last - t);
+        const Corner c[3] = {loadCorner(pos, corners[0], t, count), loadCorner(pos, corners[1], t, count),
+                             loadCorner(pos, corners[2], t, count)};
+        __m256i out = _mm256_setzero_si256();
+        for (int a = 0; a < 3; ++a) {
+          const __m256i mn = _mm256_min_epi32(c[0].axis[a], _mm256_min_epi32(c[1].axis[a], c[2].axis[a]));
+          const __m256i mx = _mm256_max_epi32(c[0].axis[a], _mm256_max_epi32(c[1].axis[a], c[2].axis[a]));
+          out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi32(mn, hi32[a]), _mm256_cmpgt_epi32(lo32[a], mx)));
         }
-        const __m128i mn = _mm_min_epi16(v[0], _mm_min_epi16(v[1], v[2]));
-        const __m128i mx = _mm_max_epi16(v[0], _mm_max_epi16(v[1], v[2]));
-        const __m128i out = _mm_or_si128(_mm_cmpgt_epi16(mn, box_hi), _mm_cmpgt_epi16(box_lo, mx));
-        if ((_mm_movemask_epi8(out) & 0x3F) != 0) continue;
-        if (found < int(ids.size())) {
-          ids[std::size_t(found)] = std::uint16_t(t);
-          if (std::size_t(3 * found + 2) < vertices.size()) {
-            for (int k = 0; k < 3; ++k) {
-              const std::int16_t* p = pos + 3 * (corners[k][t] & 0x7FFF);
-              vertices[std::size_t(3 * found + k)] = {p[0] * scale, p[1] * scale, p[2] * scale};
+        unsigned hits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(out))) & ((1u << count) - 1);
+        if (hits == 0) continue;
+        alignas(32) std::int32_t xyz[3][3][8];  // corner, axis, lane (only when vertices are wanted)
+        if (want_vertices) {
+          for (int k = 0; k < 3; ++k)
+            for (int a = 0; a < 3; ++a) _mm256_store_si256(reinterpret_cast<__m256i*>(xyz[k][a]), c[k].axis[a]);
+        }
+        for (; hits != 0; hits &= hits - 1) {
+          const int lane = std::countr_zero(hits);
+          if (found < int(ids.size())) {
+            ids[std::size_t(found)] = std::uint16_t(t + lane);
+            if (want_vertices && std::size_t(3 * found + 2) < vertices.size()) {
+              for (int k = 0; k < 3; ++k) {
+                vertices[std::size_t(3 * found + k)] = {float(xyz[k][0][lane]) * scale, float(xyz[k][1][lane]) * scale,
+                                                        float(xyz[k][2][lane]) * scale};
+              }
             }
           }
+          ++found;
         }
-        ++found;
       }
     }
   }

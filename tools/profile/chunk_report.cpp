@@ -178,20 +178,24 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
        << fmt(report.value("/cache/evictions"_json_pointer, nlohmann::json(nullptr))) << ".</p>";
   // Layouts side by side, the published one as the reference row.
   html << "<h2>Layouts</h2><table id='layouts'><tr><th>layout</th><th>bytes / triangle</th><th>build ns / triangle</th>"
-          "</tr>";
-  auto layout = [&](const std::string& name, const char* bytes, const char* build) {
-    html << "<tr><td>" << escape(name) << "</td><td>"
-         << fmt(report.value(nlohmann::json::json_pointer(bytes), nlohmann::json(nullptr))) << "</td><td>"
-         << fmt(report.value(nlohmann::json::json_pointer(build), nlohmann::json(nullptr))) << "</td></tr>";
+          "<th>long ray vs Bullet</th><th>short ray vs Bullet</th></tr>";
+  auto layout = [&](const std::string& name, const std::string& bytes, const std::string& build, const std::string& lng,
+                    const std::string& shrt) {
+    auto get = [&](const std::string& p) {
+      return p.empty() ? std::string("1") : fmt(report.value(nlohmann::json::json_pointer(p), nlohmann::json(nullptr)));
+    };
+    html << "<tr><td>" << escape(name) << "</td><td>" << get(bytes) << "</td><td>" << get(build) << "</td><td>"
+         << get(lng) << "</td><td>" << get(shrt) << "</td></tr>";
   };
   layout("ours: flat SIMD leaf boxes over the kD clusters", "/collider/bytes_per_triangle",
-         "/collider/build_ns_per_triangle");
-  layout("reference: published loose kD (12-byte nodes, 2-triangle leaves) over our 16-bit mesh",
-         "/collider/reference/bytes_per_triangle", "/collider/reference/build_ns_per_triangle");
+         "/collider/build_ns_per_triangle", "/ratios/long_ray_vs_bullet", "/ratios/short_ray_vs_bullet");
+  layout("reference: published loose kD (12-byte nodes, 2-triangle leaves, scalar walk) over our 16-bit mesh",
+         "/collider/reference/bytes_per_triangle", "/collider/reference/build_ns_per_triangle",
+         "/collider/reference/long_ray_vs_bullet", "/collider/reference/short_ray_vs_bullet");
   layout("Bullet btBvhTriangleMeshShape, quantised", "/collider/bullet_quantized_bytes_per_triangle",
-         "/collider/bullet_quantized_build_ns_per_triangle");
+         "/collider/bullet_quantized_build_ns_per_triangle", "", "");
   layout("Bullet btBvhTriangleMeshShape, plain", "/collider/bullet_plain_bytes_per_triangle",
-         "/collider/bullet_plain_build_ns_per_triangle");
+         "/collider/bullet_plain_build_ns_per_triangle", "", "");
   html << "</table>";
   std::vector<double> bytes_per_tri, build_ns;
   for (const ChunkRow& r : rows) {

@@ -24,6 +24,7 @@
 
 #include "bullet_chunk.h"
 #include "ray_oracle.h"
+#include "reference_kd.h"
 #include "timing.h"
 #include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
@@ -43,7 +44,7 @@ constexpr int kQueries = 64;
 constexpr int kPasses = 7;
 constexpr int kSweeps = 3;
 enum Kind { kLong, kShort, kBox, kBoxVertices, kKinds };
-enum Impl { kOurs, kBullet, kBrute, kImpls };
+enum Impl { kOurs, kBullet, kBrute, kReferenceKd, kImpls };
 constexpr int kBuckets = 3;
 const char* const kBucketNames[kBuckets] = {"small", "typical", "large"};
 int bucketOf(int triangles) { return triangles < 64 ? 0 : triangles < 256 ? 1 : 2; }
@@ -61,7 +62,8 @@ struct Queries {
 };
 
 struct Chunk {
-  std::unique_ptr<physics::Collider> collider, brute;
+  std::unique_ptr<physics::Collider> collider, brute, reference_collider;
+  std::unique_ptr<ReferenceKd> reference;
   std::unique_ptr<BulletChunk> bullet;
   Queries queries;
   double build_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0, reference_ns = 0;
@@ -131,6 +133,17 @@ double oursRays(const physics::Collider& c, const std::vector<physics::Ray>& ray
   return sum;
 }
 
+double referenceRays(const Chunk& chunk, const std::vector<physics::Ray>& rays, double voxel_size) {
+  double sum = 0;
+  physics::ChunkRay prepared;
+  for (const physics::Ray& r : rays) {
+    if (physics::prepareRay(r, chunk.collider->chunk(), voxel_size, prepared).ok()) {
+      sum += chunk.reference->closestHit(prepared);
+    }
+  }
+  return sum;
+}
+
 double oursBoxes(const physics::Collider& c, const std::vector<std::array<P3, 2>>& boxes, double voxel_size,
                  bool with_vertices) {
   std::array<std::uint16_t, mesher::kMaxTriangles> ids;
@@ -185,7 +198,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
 
   mesher::SurfaceMesher surface_mesher;
   mesher::ChunkMesh mesh;
-  physics::ColliderBuilder builder, brute_builder({8, 0});
+  physics::ColliderBuilder builder, brute_builder({8, 0}), published_builder({2, 32});
   std::vector<Chunk> chunks;
   std::vector<std::vector<Voxel>> boxes;
   std::mt19937_64 rng(seed);
@@ -210,6 +223,10 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
       chunk.collider = std::move(built.value());
       chunk.brute = std::move(brute.value());
       chunk.bullet = std::make_unique<BulletChunk>(*chunk.collider, voxel_size);
+      auto published = published_builder.build(mesh, c);
+      if (!published) return published.error();
+      chunk.reference_collider = std::move(published.value());
+      chunk.reference = std::make_unique<ReferenceKd>(*chunk.reference_collider, published_builder.lastKd());
       chunk.queries = makeQueries(*chunk.collider, voxel_size, rng);
       chunks.push_back(std::move(chunk));
       boxes.push_back(box);
@@ -354,6 +371,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
         timed(kind, kOurs, [&] { return oursRays(*chunk.collider, chunk.queries.rays[kind], voxel_size); });
         timed(kind, kBullet, [&] { return bulletRays(*chunk.bullet, chunk.queries.local[kind]); });
         timed(kind, kBrute, [&] { return oursRays(*chunk.brute, chunk.queries.rays[kind], voxel_size); });
+        timed(kind, kReferenceKd, [&] { return referenceRays(chunk, chunk.queries.rays[kind], voxel_size); });
       }
       timed(kBox, kOurs, [&] { return oursBoxes(*chunk.collider, chunk.queries.boxes, voxel_size, false); });
       timed(kBox, kBullet, [&] { return bulletBoxes(*chunk.bullet, chunk.queries.local_boxes, bullet_ids); });
@@ -361,12 +379,12 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
       timed(kBoxVertices, kBullet, [&] { return bulletBoxes(*chunk.bullet, chunk.queries.local_boxes, bullet_ids); });
     }
   }
-  // Median over passes of a pass's ratio.
-  auto ratio = [&](int kind, int impl, int bucket) {
+  // Median over passes of a pass's ratio (of implementation `mine`, ours by default, to `impl`).
+  auto ratio = [&](int kind, int impl, int bucket, int mine = kOurs) {
     std::vector<double> r;
     for (const auto& s : sums) {
       const double theirs = s[std::size_t(kind)][std::size_t(impl)][std::size_t(bucket)];
-      if (theirs > 0) r.push_back(s[std::size_t(kind)][kOurs][std::size_t(bucket)] / theirs);
+      if (theirs > 0) r.push_back(s[std::size_t(kind)][std::size_t(mine)][std::size_t(bucket)] / theirs);
     }
     return r.empty() ? nlohmann::json(nullptr) : nlohmann::json(median(r));
   };
@@ -413,7 +431,9 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   collider["reference"] = {
       {"layout", "published loose kD: 12-byte nodes (branches and leaves), 2-triangle leaves, over our 16-bit mesh"},
       {"bytes_per_triangle", double(reference_bytes) / tri},
-      {"build_ns_per_triangle", reference_build / tri}};
+      {"build_ns_per_triangle", reference_build / tri},
+      {"long_ray_vs_bullet", ratio(kLong, kBullet, kBuckets, kReferenceKd)},
+      {"short_ray_vs_bullet", ratio(kShort, kBullet, kBuckets, kReferenceKd)}};
   collider["target_bytes_per_triangle"] = 14;
   collider["checksum"] = checksum;
   collider["timing"] = "builds: each chunk alone, median of 3 sweeps; queries: 7 passes, in each pass ours, Bullet "

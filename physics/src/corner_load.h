@@ -1,0 +1,37 @@
+#pragma once
+// Eight triangles' corners at once, for the collider's SIMD kernels (rays and box gathers).
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace vtp::physics {
+
+// Coordinates x, y, z of 8 vertices.
+struct Corner {
+  __m256i axis[3];
+};
+
+// Corner `corner` of triangles first .. first + 7 (lanes at or past `count` repeat the last one): eight 8-byte vertex
+// loads (x, y, z and two bytes of the next vertex), spread into int32 x, y, z by two shuffles. No gathers: eight
+// scalar loads and inserts are cheaper on this machine kind.
+inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first,
+                                         int count) {
+  long long v[8];
+  for (int lane = 0; lane < 8; ++lane) {
+    const int t = first + std::min(lane, count - 1);
+    std::memcpy(&v[lane], positions + 3 * (corner[t] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
+  }
+  // Per 128-bit half, shuffle_ps takes 32-bit words 0 and 2 (x | y << 16) or 1 and 3 (z | next << 16) of each
+  // source: vertices (0, 1) and (4, 5) in `lo`, (2, 3) and (6, 7) in `hi` come out in order 0..7.
+  const __m256 lo = _mm256_castsi256_ps(_mm256_setr_epi64x(v[0], v[1], v[4], v[5]));
+  const __m256 hi = _mm256_castsi256_ps(_mm256_setr_epi64x(v[2], v[3], v[6], v[7]));
+  const __m256i xy = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  const __m256i zw = _mm256_castps_si256(_mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+  return {{_mm256_srai_epi32(_mm256_slli_epi32(xy, 16), 16), _mm256_srai_epi32(xy, 16),
+           _mm256_srai_epi32(_mm256_slli_epi32(zw, 16), 16)}};
+}
+
+}  // namespace vtp::physics
