@@ -121,8 +121,9 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   }
   // Woop et al.: z along the dominant axis, x and y the next two cyclically.
   r.shear_z = inv[r.kz];
-  r.shear_x = d[(r.kz + 1) % 3] * r.shear_z;
-  r.shear_y = d[(r.kz + 2) % 3] * r.shear_z;
+  constexpr int kNext[3] = {1, 2, 0}, kAfter[3] = {2, 0, 1};
+  r.shear_x = d[kNext[r.kz]] * r.shear_z;
+  r.shear_y = d[kAfter[r.kz]] * r.shear_z;
   return {};
 }
 

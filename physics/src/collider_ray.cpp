@@ -213,18 +213,21 @@ RayHit Collider::makeHit(const ChunkRay& ray, int id, float t) const noexcept {
   for (int a = 0; a < 3; ++a) {
     h.point[std::size_t(a)] = ray.world.origin[std::size_t(a)] + h.t * ray.world.direction[std::size_t(a)];
   }
-  // The normal from exact integer edges (the grid is isotropic, so it is the world normal too).
-  const ColliderTriangle tri = triangle(id);
-  const std::int64_t e1[3] = {tri.vertices[1].x - tri.vertices[0].x, tri.vertices[1].y - tri.vertices[0].y,
-                              tri.vertices[1].z - tri.vertices[0].z};
-  const std::int64_t e2[3] = {tri.vertices[2].x - tri.vertices[0].x, tri.vertices[2].y - tri.vertices[0].y,
-                              tri.vertices[2].z - tri.vertices[0].z};
+  // The normal from exact integer edges (int32 suffices: coordinates are below 2^12 in magnitude) and one reciprocal
+  // square root; the grid is isotropic, so it is the world normal too.
+  const std::int16_t* p = positions();
+  const std::int16_t* v0 = p + 3 * (corner(0)[id] & 0x7FFF);
+  const std::int16_t* v1 = p + 3 * (corner(1)[id] & 0x7FFF);
+  const std::int16_t* v2 = p + 3 * (corner(2)[id] & 0x7FFF);
+  const std::int32_t e1[3] = {v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]};
+  const std::int32_t e2[3] = {v2[0] - v0[0], v2[1] - v0[1], v2[2] - v0[2]};
   const double n[3] = {double(e1[1] * e2[2] - e1[2] * e2[1]), double(e1[2] * e2[0] - e1[0] * e2[2]),
                        double(e1[0] * e2[1] - e1[1] * e2[0])};
-  const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  const double length2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+  const double scale = length2 > 0 ? 1.0 / std::sqrt(length2) : 0.0;
   double facing = 0;
   for (int a = 0; a < 3; ++a) {
-    h.normal[std::size_t(a)] = length > 0 ? float(n[a] / length) : 0.0f;
+    h.normal[std::size_t(a)] = float(n[a] * scale);
     facing += n[a] * ray.world.direction[std::size_t(a)];
   }
   h.front_face = facing < 0;
