@@ -72,7 +72,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
                             std::size_t(triangles) * (3 * sizeof(std::uint16_t) + 1) + kTailBytes;
   std::unique_ptr<Collider> c(new Collider());
   c->m_data.reset(new std::byte[bytes]);
-  std::memset(c->m_data.get(), 0, bytes);
+  std::memset(c->m_data.get() + bytes - kTailBytes, 0, kTailBytes);  // every other byte is written below
   c->m_allocation_bytes = std::uint32_t(bytes);
   c->m_chunk = chunk;
   c->m_triangles = std::uint16_t(triangles);

@@ -1,12 +1,13 @@
 // The loose kD build. Triangles are copied once into compact records (bounds, doubled midpoints, id) that the build
-// permutes in place, so every pass is a linear scan over contiguous memory: per node one pass sums the midpoints,
-// one partitions (the median fallback uses nth_element), and one computes both children's bounds, which become the
-// children's own content bounds (no pass recomputes them).
+// permutes in place, so every pass is a linear scan over contiguous memory: per node one pass partitions (the median
+// fallback uses nth_element) and one computes both children's bounds and midpoint sums, which become the children's
+// own (no pass recomputes them).
 #include "vtp/physics/kd_build.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace vtp::physics {
@@ -18,26 +19,33 @@ struct Item {
   std::int16_t mid2[3];  // min + max: twice the midpoint, exact
   std::uint16_t id;
 };
-static_assert(sizeof(Item) == 20);  // boundsOf loads its first 16 bytes
+static_assert(sizeof(Item) == 20);  // boundsOf loads bytes 0-15 and 12-19
 
+// A range's content bounds and the sums of its doubled midpoints (the next split's mean needs them).
 struct Bounds {
   int min[3], max[3];
+  long long mid2_sum[3];
 };
 
-// Bounds of a range of items (at least one), with int16 min and max over the first 16 bytes of each record: lanes
-// 0-2 are its minimum, 3-5 its maximum (the other lanes are ignored).
+// Bounds of a range of items (at least one): int16 min and max over the first 16 bytes of each record (lanes 0-2
+// are its minimum, 3-5 its maximum, the other lanes are ignored) and int32 sums of the three doubled midpoints (the
+// record's bytes 12-19, widened; a chunk's sums stay far below 2^31).
 Bounds boundsOf(const Item* first, const Item* last) {
   __m128i lo = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   __m128i hi = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  __m128i sum = _mm_setzero_si128();
   for (const Item* it = first; it != last; ++it) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(it));
     lo = _mm_min_epi16(lo, v);
     hi = _mm_max_epi16(hi, v);
+    sum = _mm_add_epi32(sum, _mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(it->mid2))));
   }
   alignas(16) std::int16_t l[8], h[8];
+  alignas(16) std::int32_t m[4];
   _mm_store_si128(reinterpret_cast<__m128i*>(l), lo);
   _mm_store_si128(reinterpret_cast<__m128i*>(h), hi);
-  return {{l[0], l[1], l[2]}, {h[3], h[4], h[5]}};
+  _mm_store_si128(reinterpret_cast<__m128i*>(m), sum);
+  return {{l[0], l[1], l[2]}, {h[3], h[4], h[5]}, {m[0], m[1], m[2]}};
 }
 
 }  // namespace
@@ -84,10 +92,9 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     }
     Item* first = items.data() + task.first;
     Item* last = items.data() + task.last;
-    long sum = 0;
-    for (const Item* it = first; it != last; ++it) sum += it->mid2[axis];
+    const long long sum = task.bounds.mid2_sum[axis];
     // Mean midpoint, rounded up: a triangle goes left when its midpoint is strictly below it.
-    const long mean = (sum + count - 1) / count;
+    const long long mean = (long long)std::ceil(double(sum) / count);  // exact: |sum| < 2^31
     Item* split = std::partition(first, last, [&](const Item& it) { return it.mid2[axis] < mean; });
     const int left_count = int(split - first);
     if (4 * left_count < count || 4 * (count - left_count) < count) {
