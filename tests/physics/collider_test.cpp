@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "physics/mask_reference.h"
+#include "ray_oracle.h"
 #include "support/random_world.h"
 #include "vtp/physics/collider_builder.h"
 
@@ -59,85 +60,20 @@ std::vector<Built> buildAll(const World& world, KdBuildOptions options = {kLeafT
   return out;
 }
 
-// Triangle `id` of `c` in world units.
-std::array<P3, 3> worldTriangle(const Collider& c, int id, double voxel_size) {
-  const ColliderTriangle t = c.triangle(id);
-  const double s = voxel_size / kGridScale;
-  const ChunkCoord k = c.chunk();
-  const double o[3] = {8.0 * k.x * voxel_size, 8.0 * k.y * voxel_size, 8.0 * k.z * voxel_size};
-  std::array<P3, 3> v;
-  for (int i = 0; i < 3; ++i) {
-    v[std::size_t(i)] = {o[0] + t.vertices[std::size_t(i)].x * s, o[1] + t.vertices[std::size_t(i)].y * s,
-                         o[2] + t.vertices[std::size_t(i)].z * s};
-  }
-  return v;
-}
-
-P3 sub(const P3& a, const P3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
-P3 cross(const P3& a, const P3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double dot(const P3& a, const P3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-
-// Double-sided Möller–Trumbore in double; `slack` widens (> 0) or narrows (< 0) the triangle in barycentric terms,
-// so a ray the exact test cannot decide within rounding counts as both a hit and a miss.
-bool oracleHit(const Ray& r, const std::array<P3, 3>& v, double slack, double& t) {
-  const P3 e1 = sub(v[1], v[0]), e2 = sub(v[2], v[0]);
-  const P3 p = cross(r.direction, e2);
-  const double det = dot(e1, p);
-  if (det == 0) return false;
-  const P3 s = sub(r.origin, v[0]);
-  const double u = dot(s, p) / det;
-  const P3 q = cross(s, e1);
-  const double w = dot(r.direction, q) / det;
-  if (u < -slack || w < -slack || u + w > 1 + slack) return false;
-  t = dot(e2, q) / det;
-  const double tt = slack * r.max_t;
-  return t >= -tt && t <= r.max_t + tt;
-}
-
-struct OracleResult {
-  bool sure_hit = false, maybe_hit = false;
-  double t_lo = std::numeric_limits<double>::infinity();  // closest t among possible hits
-  double t_hi = std::numeric_limits<double>::infinity();  // closest t among sure hits
-  std::vector<int> sure, maybe;
-};
-
-OracleResult oracle(const Collider& c, const Ray& r, double voxel_size) {
-  constexpr double kSlack = 1e-6;
-  OracleResult o;
-  for (int id = 0; id < c.triangleCount(); ++id) {
-    const auto v = worldTriangle(c, id, voxel_size);
-    double t;
-    if (oracleHit(r, v, kSlack, t)) {
-      o.maybe_hit = true;
-      o.maybe.push_back(id);
-      o.t_lo = std::min(o.t_lo, t);
-    }
-    if (oracleHit(r, v, -kSlack, t)) {
-      o.sure_hit = true;
-      o.sure.push_back(id);
-      o.t_hi = std::min(o.t_hi, t);
-    }
-  }
-  return o;
-}
+using vtp::oracle::cross;
+using vtp::oracle::dot;
+using vtp::oracle::sub;
+using vtp::oracle::worldTriangle;
 
 // Checks every ray query of `c` on `ray` against the oracle; returns the number of disagreements.
 int checkRay(const Collider& c, const Ray& ray, double voxel_size) {
   auto prepared = prepareRay(ray, c.chunk(), voxel_size);
   REQUIRE(prepared.ok());
-  const OracleResult o = oracle(c, ray, voxel_size);
+  const vtp::oracle::Verdict o = vtp::oracle::judge(c, ray, voxel_size);
   RayHit hit;
   const bool found = c.closestHit(*prepared, hit);
   int mismatches = 0;
-  const double tol = 1e-5 * ray.max_t;
-  if (found) {
-    if (!o.maybe_hit || hit.t < o.t_lo - tol || hit.t > o.t_hi + tol) ++mismatches;
-    if (!std::binary_search(o.maybe.begin(), o.maybe.end(), hit.triangle)) ++mismatches;
-  } else if (o.sure_hit) {
-    ++mismatches;
-  }
+  if (!o.acceptsClosest(found, hit.t, hit.triangle, ray.max_t)) ++mismatches;
   if (c.anyHit(*prepared) != found) ++mismatches;
   std::array<RayHit, 64> all;
   const int n = c.allHits(*prepared, all);
@@ -422,9 +358,8 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
     int queries = 0, nonempty = 0;
     for (const Built& b : buildAll(*world)) {
       const Collider& c = *b.collider;
-      const double s = voxel_size / kGridScale;
       const ChunkCoord k = c.chunk();
-      const P3 origin{8.0 * k.x * voxel_size, 8.0 * k.y * voxel_size, 8.0 * k.z * voxel_size};
+      const P3 origin = vtp::oracle::chunkOrigin(c, voxel_size);
       P3 lo, hi;
       worldBounds(c, voxel_size, lo, hi);
       for (int i = 0; i < 32; ++i) {
@@ -434,17 +369,7 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
         const P3 bmax{centre[0] + half, centre[1] + half, centre[2] + half};
         auto grid = gridBoxOf(bmin, bmax, k, voxel_size);
         REQUIRE(grid.ok());
-        std::vector<std::uint16_t> want;
-        for (int id = 0; id < c.triangleCount(); ++id) {
-          const auto v = worldTriangle(c, id, voxel_size);
-          bool overlap = true;
-          for (int a = 0; a < 3; ++a) {
-            const double tlo = std::min({v[0][std::size_t(a)], v[1][std::size_t(a)], v[2][std::size_t(a)]});
-            const double thi = std::max({v[0][std::size_t(a)], v[1][std::size_t(a)], v[2][std::size_t(a)]});
-            overlap = overlap && tlo <= bmax[std::size_t(a)] && thi >= bmin[std::size_t(a)];
-          }
-          if (overlap) want.push_back(std::uint16_t(id));
-        }
+        const std::vector<std::uint16_t> want = vtp::oracle::overlapping(c, bmin, bmax, voxel_size);
         std::vector<std::uint16_t> ids(want.size() + 4);
         std::vector<std::array<float, 3>> verts(3 * ids.size());
         const int n = c.gather(*grid, ids, verts, voxel_size);
@@ -466,7 +391,6 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
         }
         ++queries;
         nonempty += n > 0 ? 1 : 0;
-        (void)s;
       }
     }
     CHECK(queries > 500);
