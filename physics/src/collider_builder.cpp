@@ -22,7 +22,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   const int triangles = mesh.owned_triangle_count;
   if (triangles < 0 || triangles > mesh.triangle_count || std::size_t(3 * mesh.triangle_count) > mesh.indices.size() ||
       std::size_t(mesh.triangle_count) > mesh.materials.size() || mesh.vertex_count < 0 ||
-      std::size_t(mesh.vertex_count) > mesh.vertices.size() || triangles > mesher::kMaxWideTriangles) {
+      std::size_t(mesh.vertex_count) > mesh.vertices.size() || triangles > mesher::kMaxTriangles) {
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: the mesh's counts exceed its buffers", {}};
   }
   // Used vertices, renumbered in their original order.

@@ -19,8 +19,10 @@ namespace vtp::physics {
 
 namespace {
 
-// At most one leaf per triangle, and a collider holds one chunk's own triangles.
-constexpr int kMaxLeaves = mesher::kMaxWideTriangles;
+// Leaf entries collected before they are sorted and tested: a few hundred bytes of stack. A ray entering more leaves
+// (a long ray along a large chunk) is handled in several batches, each in order of entry; correctness never depends
+// on the order across batches, only the early stop does.
+constexpr int kBatch = 64;
 
 // The ray in 8 lanes, in Woop's axes: z is the direction's largest axis kZ, x and y the next two cyclically (the
 // paper swaps x and y for a negative z to keep the winding; a double-sided test does not need it).
@@ -153,8 +155,31 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
   bool short_segment = true;
   for (int a = 0; a < 3; ++a) short_segment = short_segment && ray.segment_max[std::size_t(a)] - ray.segment_min[std::size_t(a)] < 1024;
   // Entry t (non-negative float bits, which order like the floats) above, leaf below: one integer sort.
-  std::uint64_t entries[kMaxLeaves];
+  std::uint64_t entries[kBatch];
   int n = 0;
+  alignas(32) float t[8];
+  // Sorts the batch and tests its leaves in order of entry, skipping those entered beyond the best hit so far. Returns
+  // false when the visitor is done.
+  auto flush = [&]() {
+    if (n <= 16) {
+      for (int i = 1; i < n; ++i)
+        for (int j = i; j > 0 && entries[j] < entries[j - 1]; --j) std::swap(entries[j], entries[j - 1]);
+    } else {
+      std::sort(entries, entries + n);
+    }
+    const int count = n;
+    n = 0;
+    for (int e = 0; e < count; ++e) {
+      if (std::bit_cast<float>(std::uint32_t(entries[e] >> 32)) > visit.limit()) return true;  // the rest enter later
+      const int leaf = int(entries[e] & 0xFFFFFFFFu);
+      const int last = leafStart()[leaf + 1];
+      for (int first = leafStart()[leaf]; first < last; first += 8) {
+        const unsigned hits = testBlock(positions(), corners, first, std::min(8, last - first), lanes, visit.limit(), t);
+        if (hits != 0 && !visit(first, hits, t)) return false;
+      }
+    }
+    return true;
+  };
   const int groups = groupCount();
   for (int g = 0; g < groups; ++g) {
     const std::int16_t* box = boxes() + 6 * kLeafGroup * g;
@@ -182,6 +207,7 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
     const int in_group = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * g);
     bits &= (1u << in_group) - 1;  // inverted boxes make valid-looking slabs: mask them again
     if (bits == 0) continue;
+    if (n + kLeafGroup > kBatch && !flush()) return;
     alignas(32) std::uint32_t near_bits[8];
     _mm256_store_ps(reinterpret_cast<float*>(near_bits), t_near);
     for (; bits != 0; bits &= bits - 1) {
@@ -189,25 +215,7 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
       entries[n++] = std::uint64_t(near_bits[lane]) << 32 | std::uint32_t(kLeafGroup * g + lane);
     }
   }
-  if (n <= 16) {
-    for (int i = 1; i < n; ++i)
-      for (int j = i; j > 0 && entries[j] < entries[j - 1]; --j) std::swap(entries[j], entries[j - 1]);
-  } else {
-    std::sort(entries, entries + n);
-  }
-  alignas(32) float t[8];
-  for (int e = 0; e < n; ++e) {
-    float entry;
-    const std::uint32_t entry_bits = std::uint32_t(entries[e] >> 32);
-    std::memcpy(&entry, &entry_bits, sizeof entry);
-    if (entry > visit.limit()) return;
-    const int leaf = int(entries[e] & 0xFFFFFFFFu);
-    const int last = leafStart()[leaf + 1];
-    for (int first = leafStart()[leaf]; first < last; first += 8) {
-      const unsigned hits = testBlock(positions(), corners, first, std::min(8, last - first), lanes, visit.limit(), t);
-      if (hits != 0 && !visit(first, hits, t)) return;
-    }
-  }
+  (void)flush();
 }
 
 RayHit Collider::makeHit(const ChunkRay& ray, int id, float t) const noexcept {
@@ -277,7 +285,7 @@ int Collider::allHits(const ChunkRay& ray, std::span<RayHit> out) const noexcept
     explicit All(float limit_t) : max_t(limit_t) {}
     float max_t;
     int n = 0;
-    std::uint64_t hits[mesher::kMaxWideTriangles];  // t bits above, id below: sorts by t, then id
+    std::uint64_t hits[mesher::kMaxTriangles];  // t bits above, id below: sorts by t, then id (24 KiB of stack)
     float limit() const { return max_t; }
     bool operator()(int first, unsigned bits, const float* t) {
       for (; bits != 0; bits &= bits - 1) {
