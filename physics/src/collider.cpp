@@ -15,7 +15,11 @@ namespace {
 // Physics answers within |x| < 2^16 voxels (CONVENTIONS), as MaskIndex::query does. [Unit: voxel]
 constexpr double kLimit = 65536.0;
 
-double chunkGridOrigin(std::int32_t chunk) { return double(chunk) * terrain::kChunkSize * kGridScale; }
+// The chunk's origin in the world's grid frame, x, y, z in lanes 0-2. [Unit: grid]
+__m256d chunkGridOrigin(terrain::ChunkCoord chunk) {
+  return _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0)),
+                       _mm256_set1_pd(double(terrain::kChunkSize * kGridScale)));
+}
 
 
 // Errors are built out of line: the hot path only tests.
@@ -85,8 +89,7 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   r.max_t = float(ray.max_t);
   // The origin in the grid frame of the world, then of the chunk: the second step subtracts a multiple of 2048 and
   // is exact, so every chunk's (integer part + fraction) is the same point.
-  const __m256d base = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0)),
-                                     _mm256_set1_pd(double(terrain::kChunkSize * kGridScale)));
+  const __m256d base = chunkGridOrigin(chunk);
   const __m256d local = _mm256_sub_pd(o, base);
   const __m256d whole = _mm256_floor_pd(local);
   alignas(16) std::int32_t whole_int[4];
@@ -127,28 +130,37 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   return {};
 }
 
-Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,
-                          double voxel_size) {
-  bool finite = std::isfinite(voxel_size) && voxel_size > 0, ordered = true, inside = true;
-  for (int a = 0; a < 3; ++a) {
-    const double lo = min[std::size_t(a)], hi = max[std::size_t(a)];
-    finite = finite && std::isfinite(lo) && std::isfinite(hi);
-    ordered = ordered && lo <= hi;
-    inside = inside && std::abs(lo / voxel_size) < kLimit && std::abs(hi / voxel_size) < kLimit;
-  }
-  if (!finite || !ordered) {
-    return Error{ErrorCode::kInvalidArgument, "gridBoxOf: box must be finite with min <= max", {}};
-  }
-  if (!inside || !chunkInPhysicsRange(chunk)) return Error{ErrorCode::kOutOfRange, "gridBoxOf: box must lie within 2^16 voxels of the origin", {}};
+Status gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,
+                 double voxel_size, GridBox& out) {
+  // As prepareRay: the three axes in AVX lanes (lane 3 padding).
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d lo = _mm256_setr_pd(min[0], min[1], min[2], 0.0), hi = _mm256_setr_pd(max[0], max[1], max[2], 0.0);
   const double scale = kGridScale / voxel_size;
-  const std::int32_t c[3] = {chunk.x, chunk.y, chunk.z};
-  GridBox g;
-  for (int a = 0; a < 3; ++a) {
-    const double o = chunkGridOrigin(c[a]);
-    g.min[std::size_t(a)] = std::int32_t(std::ceil(min[std::size_t(a)] * scale - o));
-    g.max[std::size_t(a)] = std::int32_t(std::floor(max[std::size_t(a)] * scale - o));
+  const __m256d scale4 = _mm256_set1_pd(scale);
+  const __m256d lo_grid = _mm256_mul_pd(lo, scale4), hi_grid = _mm256_mul_pd(hi, scale4);
+  const __m256d limit = _mm256_set1_pd(kLimit * kGridScale);  // also false for NaN
+  const __m256d ok = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, lo_grid), limit, _CMP_LT_OQ),
+                                   _mm256_cmp_pd(_mm256_andnot_pd(sign, hi_grid), limit, _CMP_LT_OQ));
+  const __m256d ordered = _mm256_cmp_pd(lo, hi, _CMP_LE_OQ);  // false for NaN
+  if (_mm256_movemask_pd(ok) != 0xF || _mm256_movemask_pd(ordered) != 0xF || !std::isfinite(scale) ||
+      !(voxel_size > 0)) [[unlikely]] {
+    const bool finite = std::isfinite(scale) && voxel_size > 0 && std::isfinite(min[0]) && std::isfinite(min[1]) &&
+                        std::isfinite(min[2]) && std::isfinite(max[0]) && std::isfinite(max[1]) && std::isfinite(max[2]);
+    if (!finite || _mm256_movemask_pd(ordered) != 0xF) {
+      return Error{ErrorCode::kInvalidArgument, "gridBoxOf: box must be finite with min <= max", {}};
+    }
+    return Error{ErrorCode::kOutOfRange, "gridBoxOf: box must lie within 2^16 voxels of the origin", {}};
   }
-  return g;
+  if (!chunkInPhysicsRange(chunk)) [[unlikely]] {
+    return Error{ErrorCode::kOutOfRange, "gridBoxOf: the chunk lies beyond 2^16 voxels of the origin", {}};
+  }
+  const __m256d base = chunkGridOrigin(chunk);
+  alignas(16) std::int32_t l[4], h[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(l), _mm256_cvttpd_epi32(_mm256_ceil_pd(_mm256_sub_pd(lo_grid, base))));
+  _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm256_cvttpd_epi32(_mm256_floor_pd(_mm256_sub_pd(hi_grid, base))));
+  out.min = {l[0], l[1], l[2]};
+  out.max = {h[0], h[1], h[2]};
+  return {};
 }
 
 }  // namespace vtp::physics

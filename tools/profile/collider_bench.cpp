@@ -149,10 +149,10 @@ double oursBoxes(const physics::Collider& c, const std::vector<std::array<P3, 2>
   std::array<std::uint16_t, mesher::kMaxTriangles> ids;
   static std::array<std::array<float, 3>, 3 * mesher::kMaxTriangles> vertices;
   double sum = 0;
+  physics::GridBox grid;
   for (const auto& b : boxes) {
-    auto grid = physics::gridBoxOf(b[0], b[1], c.chunk(), voxel_size);
-    if (!grid) continue;
-    const int n = with_vertices ? c.gather(*grid, ids, vertices, voxel_size) : c.gather(*grid, ids);
+    if (!physics::gridBoxOf(b[0], b[1], c.chunk(), voxel_size, grid).ok()) continue;
+    const int n = with_vertices ? c.gather(grid, ids, vertices, voxel_size) : c.gather(grid, ids);
     sum += n;
     if (with_vertices && n > 0) sum += vertices[0][0];
   }

@@ -99,9 +99,17 @@ inline Result<ChunkRay> prepareRay(const Ray& ray, terrain::ChunkCoord chunk, do
 }
 
 /// The grid box of the world-space box [min, max] in chunk `chunk`: the grid points inside it, so a triangle whose
-/// integer bounds overlap the GridBox overlaps the world box and conversely. Errors as MaskIndex::query's.
-Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,
-                          double voxel_size);
+/// integer bounds overlap the GridBox overlaps the world box and conversely. Errors as MaskIndex::query's; `out` is
+/// unspecified after an error.
+Status gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max, terrain::ChunkCoord chunk,
+                 double voxel_size, GridBox& out);
+/// The same, returning the box.
+inline Result<GridBox> gridBoxOf(const std::array<double, 3>& min, const std::array<double, 3>& max,
+                                 terrain::ChunkCoord chunk, double voxel_size) {
+  GridBox g;
+  if (Status s = gridBoxOf(min, max, chunk, voxel_size, g); !s) return s.error();
+  return g;
+}
 
 class Collider {
  public:
