@@ -54,7 +54,7 @@ ColliderTriangle Collider::triangle(int id) const noexcept {
   ColliderTriangle t;
   for (int k = 0; k < 3; ++k) {
     const std::uint16_t i = corner(k)[id];
-    const std::int16_t* p = positions() + 3 * (i & 0x7FFF);
+    const std::int16_t* p = positions() + (i & 0x7FFF);
     t.vertices[std::size_t(k)] = {p[0], p[1], p[2], 0};
     t.edge_flags = std::uint8_t(t.edge_flags | ((i >> 15) << k));
   }

@@ -129,9 +129,9 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   const std::int32_t* remap = m_remap.data();
   for (int i = 0; i < triangles; ++i) {
     const std::uint16_t t = m_kd.order[std::size_t(i)];
-    corners[0][i] = std::uint16_t(remap[indices[3 * t]]);
-    corners[1][i] = std::uint16_t(remap[indices[3 * t + 1]]);
-    corners[2][i] = std::uint16_t(remap[indices[3 * t + 2]]);
+    corners[0][i] = std::uint16_t(3 * remap[indices[3 * t]]);
+    corners[1][i] = std::uint16_t(3 * remap[indices[3 * t + 1]]);
+    corners[2][i] = std::uint16_t(3 * remap[indices[3 * t + 2]]);
     materials[i] = mesh.materials[t];
   }
   return c;

@@ -229,9 +229,9 @@ RayHit Collider::makeHit(const ChunkRay& ray, int id, float t) const noexcept {
   // The normal from exact integer edges (int32 suffices: coordinates are below 2^12 in magnitude) and one reciprocal
   // square root; the grid is isotropic, so it is the world normal too.
   const std::int16_t* p = positions();
-  const std::int16_t* v0 = p + 3 * (corner(0)[id] & 0x7FFF);
-  const std::int16_t* v1 = p + 3 * (corner(1)[id] & 0x7FFF);
-  const std::int16_t* v2 = p + 3 * (corner(2)[id] & 0x7FFF);
+  const std::int16_t* v0 = p + (corner(0)[id] & 0x7FFF);
+  const std::int16_t* v1 = p + (corner(1)[id] & 0x7FFF);
+  const std::int16_t* v2 = p + (corner(2)[id] & 0x7FFF);
   const std::int32_t e1[3] = {v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]};
   const std::int32_t e2[3] = {v2[0] - v0[0], v2[1] - v0[1], v2[2] - v0[2]};
   const double n[3] = {double(e1[1] * e2[2] - e1[2] * e2[1]), double(e1[2] * e2[0] - e1[0] * e2[2]),

@@ -22,7 +22,7 @@ inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* cor
   long long v[8];
   for (int lane = 0; lane < 8; ++lane) {
     const int t = first + std::min(lane, count - 1);
-    std::memcpy(&v[lane], positions + 3 * (corner[t] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
+    std::memcpy(&v[lane], positions + (corner[t] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
   }
   // Per 128-bit half, shuffle_ps takes 32-bit words 0 and 2 (x | y << 16) or 1 and 3 (z | next << 16) of each
   // source: vertices (0, 1) and (4, 5) in `lo`, (2, 3) and (6, 7) in `hi` come out in order 0..7.

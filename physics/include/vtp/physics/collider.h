@@ -5,8 +5,9 @@
 ///
 /// Layout (one allocation, sizes in bytes per triangle on the default world in data/bench/):
 ///   - vertices: int16 x, y, z on the mesher's grid (1/256 voxel, relative to the chunk origin), 6 bytes each;
-///   - triangles: three u16 vertex-index arrays (structure of arrays, 8 triangles per SIMD load); bit 15 of index k is
-///     the edge flag of edge k (vertex k to vertex k+1), free because a chunk has at most 729 vertices;
+///   - triangles: three u16 arrays of corner offsets into the positions (3 x the vertex index, so a corner is one
+///     load with no multiply; structure of arrays, 8 triangles per SIMD load); bit 15 of corner k's offset is the edge
+///     flag of edge k (vertex k to vertex k+1), free because a chunk has at most 729 vertices (offsets below 2,187);
 ///   - one material byte per triangle;
 ///   - leaves: triangles are ordered by leaf (runs of at most kLeafTriangles), and the leaves' int16 bounding boxes are
 ///     stored 8 to a group as structure of arrays, so one AVX2 step tests a ray or a box against 8 leaves.
