@@ -40,7 +40,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   if (vertices > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
 
   // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes.
-  m_bounds.resize(std::size_t(triangles) + 1);  // one spare: the 8-byte load of the last max reads 2 bytes on
+  m_bounds.resize(std::size_t(triangles));
   __m128i all_min = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   __m128i all_max = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   auto vertex = [&](int i) {
@@ -62,7 +62,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
   _mm_store_si128(reinterpret_cast<__m128i*>(hi_all), all_max);
   const std::array<std::int16_t, 6> all{lo_all[0], lo_all[1], lo_all[2], hi_all[0], hi_all[1], hi_all[2]};
-  buildKd(std::span(m_bounds).first(std::size_t(triangles)), m_options, m_kd);
+  buildKd(m_bounds, m_options, m_kd);
   const int leaves = int(m_kd.leaves.size());
   const int groups = (leaves + kLeafGroup - 1) / kLeafGroup;
 
@@ -90,25 +90,15 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
       group[(3 + a) * kLeafGroup] = std::numeric_limits<std::int16_t>::min();
     }
   }
-  // Leaf boxes: min and max of the triangles' bounds in int16 lanes (8-byte loads: x, y, z and one spare lane).
+  // Leaf boxes: the kD build's leaf bounds.
   auto* leaf_start = const_cast<std::uint16_t*>(c->leafStart());
   for (int l = 0; l < leaves; ++l) {
     const KdLeaf& leaf = m_kd.leaves[std::size_t(l)];
     leaf_start[l] = std::uint16_t(leaf.first);
-    __m128i lo = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
-    __m128i hi = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
-    for (int i = leaf.first; i < leaf.first + leaf.count; ++i) {
-      const TriangleBounds& b = m_bounds[m_kd.order[std::size_t(i)]];
-      lo = _mm_min_epi16(lo, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.min.data())));
-      hi = _mm_max_epi16(hi, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.max.data())));
-    }
-    alignas(16) std::int16_t l16[8], h16[8];
-    _mm_store_si128(reinterpret_cast<__m128i*>(l16), lo);
-    _mm_store_si128(reinterpret_cast<__m128i*>(h16), hi);
     std::int16_t* group = boxes + 6 * kLeafGroup * (l / kLeafGroup) + l % kLeafGroup;
     for (int a = 0; a < 3; ++a) {
-      group[a * kLeafGroup] = l16[a];
-      group[(3 + a) * kLeafGroup] = h16[a];
+      group[a * kLeafGroup] = leaf.min[std::size_t(a)];
+      group[(3 + a) * kLeafGroup] = leaf.max[std::size_t(a)];
     }
   }
   leaf_start[leaves] = std::uint16_t(triangles);

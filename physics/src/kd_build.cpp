@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace vtp::physics {
@@ -59,13 +60,12 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   for (int i = 0; i < n; ++i) {
     Item& it = items[std::size_t(i)];
     const TriangleBounds& b = bounds[std::size_t(i)];
-    for (int a = 0; a < 3; ++a) {
-      it.min[a] = b.min[std::size_t(a)];
-      it.max[a] = b.max[std::size_t(a)];
-      it.mid2[a] = std::int16_t(b.min[std::size_t(a)] + b.max[std::size_t(a)]);
-    }
+    std::memcpy(it.min, b.min.data(), sizeof it.min);
+    std::memcpy(it.max, b.max.data(), sizeof it.max);
+    for (int a = 0; a < 3; ++a) it.mid2[a] = std::int16_t(it.min[a] + it.max[a]);
     it.id = std::uint16_t(i);
   }
+  static_assert(sizeof(TriangleBounds) == 12);
   out.leaves.clear();
   out.nodes.clear();
 
@@ -83,7 +83,9 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     const int count = task.last - task.first;
     if (count <= leaf_triangles || task.depth >= max_depth) {
       out.nodes[std::size_t(task.node)].leaf = int(out.leaves.size());
-      out.leaves.push_back({task.first, count});
+      const Bounds& b = task.bounds;
+      out.leaves.push_back({task.first, count, {std::int16_t(b.min[0]), std::int16_t(b.min[1]), std::int16_t(b.min[2])},
+                            {std::int16_t(b.max[0]), std::int16_t(b.max[1]), std::int16_t(b.max[2])}});
       continue;
     }
     int axis = 0;

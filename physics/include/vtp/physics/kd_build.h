@@ -32,6 +32,7 @@ struct KdNode {
 
 struct KdLeaf {
   std::int32_t first = 0, count = 0;  ///< A range of KdBuild::order.
+  std::array<std::int16_t, 3> min{}, max{};  ///< Bounds of the leaf's triangles. [Unit: grid]
 };
 
 struct KdBuildOptions {
