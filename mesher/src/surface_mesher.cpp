@@ -117,11 +117,12 @@ bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight)
 }
 
 // Step 4: the vertex of one cell, as int16 lanes (x, y, z, 0) of offsets 1..255 from the cell's lowest voxel centre.
-// The 8 corner weights go into one register; a byte shuffle lays out each edge's two corners, pmaddubsw with the
-// pattern's signs gives the signed weight pairs, pmaddwd and phaddd sum them per axis, and the pattern's constant and
-// reciprocal finish the floor of the mean.
+// The 8 corner weights go into one register, in corner order, so their sign bits (one pmovmskb) are the cell's
+// inside/outside pattern; a byte shuffle lays out each edge's two corners, pmaddubsw with the pattern's signs gives
+// the signed weight pairs, pmaddwd and phaddd sum them per axis, and the pattern's constant and reciprocal finish the
+// floor of the mean.
 template <int kSide>
-inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
+inline __m128i cellOffset(const std::uint8_t* corner0) {
   auto pair = [](const std::uint8_t* p) {
     std::uint16_t v;
     std::memcpy(&v, p, sizeof v);
@@ -132,6 +133,8 @@ inline __m128i cellOffset(const std::uint8_t* corner0, const CellPattern& cp) {
   w = _mm_insert_epi16(w, pair(corner0 + kSide), 1);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane), 2);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane + kSide), 3);
+  // Bytes 8..15 are zero, so the mask is the 8-bit pattern (bit k: corner k is inside, weight >= 128).
+  const CellPattern& cp = kCellPatterns[unsigned(_mm_movemask_epi8(w))];
   // Corner pairs of edges 0..7 (kCellEdges) in the low half, of edges 8..11 in the high half; -1 reads zero.
   const __m256i corners = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 1, 3, 4, 6, 5, 7,  //
                                            0, 4, 1, 5, 2, 6, 3, 7, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -307,19 +310,14 @@ template <int kApronSize>
       const int r0 = y0 + kSide * z;
       std::uint64_t cells = fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0);
       if (cells == 0) continue;
-      // Corner k of the cell at bit b is bit b (+1 for x) of the rows at r0 (+1 for y, +side for z).
-      const std::uint64_t r00 = fourRows(in + r0), r01 = fourRows(in + r0 + 1);
-      const std::uint64_t r10 = fourRows(in + r0 + kSide), r11 = fourRows(in + r0 + kSide + 1);
       const __m128i word_base = _mm_setr_epi16(short(kCentre), short(kPositionScale * y0 + kCentre),
                                                short(kPositionScale * z + kCentre), 0, 0, 0, 0, 0);
       for (; cells != 0; cells &= cells - 1) {
         const int bit = std::countr_zero(cells);
-        const unsigned pattern = unsigned((r00 >> bit) & 3) | unsigned((r01 >> bit) & 3) << 2 |
-                                 unsigned((r10 >> bit) & 3) << 4 | unsigned((r11 >> bit) & 3) << 6;
         const int base = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
         const __m128i offset = _mm_add_epi16(
             word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
-        const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base, kCellPatterns[pattern]), offset);
+        const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base), offset);
         _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), v);
         cell_vertex[base] = std::uint16_t(vertex_count++);
       }
