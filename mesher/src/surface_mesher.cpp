@@ -19,6 +19,7 @@
 #include <bit>
 #include <cstring>
 
+#include "bit_list.h"
 #include "cell_table.h"
 #include "quad_split.h"
 
@@ -39,9 +40,12 @@ struct MeshScratch {
   alignas(32) std::uint8_t weight[kMaxVolume + 32];
   alignas(32) std::uint16_t inside_rows[kRowSlots];   // row y + side z, bit x: voxel (x, y, z) is inside
   alignas(32) std::uint16_t edge_rows[3][kRowSlots];  // bit x: the edge from (x, y, z) along the axis is active
+  alignas(32) std::uint8_t owned_edges[3][kRowSlots];  // the same rows' owned x bits: bit i is x = apron + i
   alignas(32) std::uint16_t cell_parts[3][kRowSlots];  // per edge row, the cells it needs in rows r, r-1, r-side
   alignas(32) std::uint16_t cell_rows[kRowSlots];     // bit x: cell (x, y, z) has a vertex some quad uses
-  std::uint16_t cell_vertex[kMaxVolume];              // vertex index of each needed cell (others stale)
+  // Per needed cell (others stale), its vertex with the vertex index in the pad lane: a quad corner is one load.
+  std::uint64_t cell_record[kMaxVolume];
+  std::uint16_t list[kMaxVolume + kBitListSlack];  // the needed cells, then one axis' active edges, as box indices
 };
 
 // For each row, the x bits whose edges are meshed: lower voxels in [1, side - 1) on every axis; 0 for other rows.
@@ -151,38 +155,62 @@ inline __m128i cellOffset(const std::uint8_t* corner0) {
                        _mm_setr_epi16(255, 255, 255, 0, 255, 255, 255, 0));
 }
 
-// Per bit of a 4-row word (bit 16 dy + x, see fourRows): the position offset (256 x, 256 dy, 0, 0) as int16 lanes.
-constexpr std::array<std::uint64_t, 64> makeBitOffsets() {
-  std::array<std::uint64_t, 64> offsets{};
-  for (int bit = 0; bit < 64; ++bit) {
-    offsets[std::size_t(bit)] = std::uint64_t(kPositionScale * (bit & 15)) |
-                                std::uint64_t(kPositionScale * (bit >> 4)) << 16;
-  }
-  return offsets;
-}
-constexpr std::array<std::uint64_t, 64> kBitOffsets = makeBitOffsets();
-
-// Per bit of a 4-row word: the voxel index offset (dy side + x) from the word's first row.
+// Per box index: the voxel's centre relative to the chunk origin, (256 x + 128, 256 y + 128, 256 z + 128, 0) as
+// int16 lanes in chunk coordinates [Unit: 1/256 voxel].
 template <int kSide>
-constexpr std::array<std::int16_t, 64> makeBitVoxels() {
-  std::array<std::int16_t, 64> offsets{};
+constexpr std::array<std::uint64_t, std::size_t(kSide * kSide * kSide)> makeVoxelCentres() {
+  constexpr int kCentre = kPositionScale / 2 - kPositionScale * (kSide - kChunkSize) / 2;
+  std::array<std::uint64_t, std::size_t(kSide * kSide * kSide)> centres{};
+  for (int i = 0; i < kSide * kSide * kSide; ++i) {
+    const int x = i % kSide, y = i / kSide % kSide, z = i / (kSide * kSide);
+    centres[std::size_t(i)] = std::uint64_t(std::uint16_t(kPositionScale * x + kCentre)) |
+                              std::uint64_t(std::uint16_t(kPositionScale * y + kCentre)) << 16 |
+                              std::uint64_t(std::uint16_t(kPositionScale * z + kCentre)) << 32;
+  }
+  return centres;
+}
+template <int kSide>
+constexpr std::array<std::uint64_t, std::size_t(kSide * kSide * kSide)> kVoxelCentres = makeVoxelCentres<kSide>();
+
+// Per bit of a 4-row word: the voxel index offset (dy side + x) from the word's first row; entry 64 for
+// appendSetBits.
+template <int kSide>
+constexpr std::array<std::int16_t, 65> makeBitVoxels() {
+  std::array<std::int16_t, 65> offsets{};
   for (int bit = 0; bit < 64; ++bit) offsets[std::size_t(bit)] = std::int16_t((bit >> 4) * kSide + (bit & 15));
   return offsets;
 }
 template <int kSide>
-constexpr std::array<std::int16_t, 64> kBitVoxels = makeBitVoxels<kSide>();
+constexpr std::array<std::int16_t, 65> kBitVoxels = makeBitVoxels<kSide>();
 
-// Byte shuffles from packed (q0, q1, q2, q3) to the triangles' indices (a, b, c, a, c, d): split 0 takes
-// (q0, q1, q2, q3), split 1 (q1, q2, q3, q0).
-alignas(16) constexpr std::int8_t kSplitOrder[2][16] = {
-    {0, 1, 2, 3, 4, 5, 0, 1, 4, 5, 6, 7, -1, -1, -1, -1},
-    {2, 3, 4, 5, 6, 7, 2, 3, 6, 7, 0, 1, -1, -1, -1, -1},
+// Per bit of an 8-row word of owned edges (bit 8 dy + dx, see eightRows): the voxel index offset of edge (apron + dx,
+// apron + dy) from the slice's first voxel; entry 64 for appendSetBits.
+template <int kSide>
+constexpr std::array<std::int16_t, 65> makeOwnedBitVoxels() {
+  constexpr int kOwnLo = (kSide - kChunkSize) / 2;
+  std::array<std::int16_t, 65> offsets{};
+  for (int bit = 0; bit < 64; ++bit) {
+    offsets[std::size_t(bit)] = std::int16_t(kOwnLo + (bit & 7) + kSide * (kOwnLo + (bit >> 3)));
+  }
+  return offsets;
+}
+template <int kSide>
+constexpr std::array<std::int16_t, 65> kOwnedBitVoxels = makeOwnedBitVoxels<kSide>();
+
+// Byte shuffles from the quad's corner records to the triangles' indices (a, b, c, a, c, d), by orientation and split.
+// The quad loop blends the records so the vertex indices q0..q3 sit in 16-bit lanes 3, 7, 2, 6. The quad is
+// (q0, q1, q2, q3), or (q0, q3, q2, q1) when the upper end is the inside one; split 0 starts the triangles at its
+// first vertex, split 1 at its second.
+constexpr std::int8_t kQ0 = 6, kQ1 = 14, kQ2 = 4, kQ3 = 12;  // byte offsets
+alignas(16) constexpr std::int8_t kQuadOrder[2][2][16] = {
+    {{kQ0, kQ0 + 1, kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, -1, -1, -1, -1},
+     {kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
+    {{kQ0, kQ0 + 1, kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, -1, -1, -1, -1},
+     {kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
 };
 
 // What the quad loop reads and writes.
 struct QuadStreams {
-  const Vertex* vertices;
-  const std::uint16_t* cell_vertex;
   const terrain::Voxel* box;
   std::uint16_t* indices;
   std::uint8_t* materials;
@@ -195,68 +223,81 @@ inline std::uint64_t fourRows(const std::uint16_t* rows) {
   std::memcpy(&w, rows, sizeof w);
   return w;
 }
+// Eight consecutive byte rows as one word: bit 8 k + i is bit i of rows[k]. A slice's owned edges along one axis
+// (8 x 8) fill exactly one word.
+inline std::uint64_t eightRows(const std::uint8_t* rows) {
+  std::uint64_t w;
+  std::memcpy(&w, rows, sizeof w);
+  return w;
+}
 constexpr std::uint64_t firstRows(int count) {
   return count >= 4 ? ~std::uint64_t(0) : (std::uint64_t(1) << (16 * count)) - 1;
 }
 
 // Step 5 for every edge along kAxis with its lower voxel in the chunk (kRing false) or, with the wide apron, within
-// one voxel outside it (kRing true): one quad per active edge. Out of line, with the streams in local restrict
-// pointers: one axis' loop gets the registers to itself, and the byte-sized material stores cannot force reloads.
+// one voxel outside it (kRing true): one quad per active edge. First the active edges go to a list, then a counted
+// loop makes their quads. Out of line, with the streams in local restrict pointers: one axis' loop gets the
+// registers to itself, and the byte-sized material stores cannot force reloads.
 template <int kSide, int kAxis, bool kRing>
-__attribute__((noinline)) int emitAxis(const MeshScratch& s, QuadStreams streams, int tri) {
+__attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int tri) {
   constexpr int kPlane = kSide * kSide;
   constexpr int kStep = kAxis == 0 ? 1 : kAxis == 1 ? kSide : kPlane;
   constexpr int kOwnLo = (kSide - kChunkSize) / 2, kOwnHi = kOwnLo + kChunkSize;
-  constexpr int kLo = kRing ? 1 : kOwnLo, kHi = kRing ? kSide - 1 : kOwnHi;
+  constexpr int kLo = 1, kHi = kSide - 1;  // the ring pass's rows
   constexpr unsigned kOwnX = ((1u << kOwnHi) - 1) & ~((1u << kOwnLo) - 1);
-  // The 4 cells around the edge, counter-clockwise seen from +axis (the header's quad rule).
-  constexpr int kCell[3][4] = {
-      {-kSide - kPlane, -kPlane, 0, -kSide}, {-kPlane - 1, -1, 0, -kPlane}, {-1 - kSide, -kSide, 0, -1}};
-  const Vertex* __restrict vertices = streams.vertices;
-  const std::uint16_t* __restrict cell_vertex = streams.cell_vertex;
-  const terrain::Voxel* __restrict box = streams.box;
-  std::uint16_t* __restrict indices = streams.indices + 3 * tri;
-  std::uint8_t* __restrict materials = streams.materials + tri;
-  const std::uint16_t* __restrict edge_rows = s.edge_rows[kAxis];
-  const std::uint16_t* __restrict inside_rows = s.inside_rows;
-  int quads = 0;
-  for (int z = kLo; z < kHi; ++z) {
-    for (int y0 = kLo; y0 < kHi; y0 += 4) {
-      const int r0 = y0 + kSide * z;
-      // Which x bits of each row to take: the owned ones, or in the ring pass everything the owned pass did not.
-      std::uint64_t keep = 0;
-      for (int k = 0; k < 4 && y0 + k < kHi; ++k) {
-        const int y = y0 + k;
-        const bool inner = y >= kOwnLo && y < kOwnHi && z >= kOwnLo && z < kOwnHi;
-        const unsigned row_keep = !kRing ? kOwnX : inner ? (~kOwnX & 0xFFFFu) : 0xFFFFu;
-        keep |= std::uint64_t(row_keep) << (16 * k);
-      }
-      const std::uint64_t inside = fourRows(inside_rows + r0);
-      for (std::uint64_t edges = fourRows(edge_rows + r0) & keep; edges != 0; edges &= edges - 1) {
-        const int bit = std::countr_zero(edges);
-        const int p = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
-        const unsigned lower_inside = unsigned(inside >> bit) & 1;
-        const std::uint16_t* cv = cell_vertex + p;
-        const unsigned q0 = cv[kCell[kAxis][0]], q2 = cv[kCell[kAxis][2]];
-        const unsigned c1 = cv[kCell[kAxis][1]], c3 = cv[kCell[kAxis][3]];
-        // Reversed (v0, v3, v2, v1) when the upper end is the inside one, so the normal leaves the solid. Branch-free
-        // (here and below): which end is inside is a coin toss the predictor cannot learn.
-        const unsigned swap = (c1 ^ c3) & (0u - (lower_inside ^ 1u));
-        const unsigned q1 = c1 ^ swap, q3 = c3 ^ swap;
-        const unsigned split13 = chooseSplit13<kAxis>(vertices, q0, q1, q2, q3);
-        // (v0,v1,v2),(v0,v2,v3), or for split13 the same started one vertex later: one byte shuffle of the four
-        // indices, stored as 16 bytes of which the last 4 are overwritten by the next quad (the buffer has slack).
-        __m128i packed = _mm_cvtsi32_si128(int(q0 | q1 << 16));
-        packed = _mm_insert_epi32(packed, int(q2 | q3 << 16), 1);
-        const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kSplitOrder[split13]));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * quads), _mm_shuffle_epi8(packed, order));
-        const auto material = std::uint16_t(box[p + kStep * int(lower_inside ^ 1u)].material * 0x0101u);
-        std::memcpy(materials + 2 * quads, &material, sizeof material);  // both triangles
-        ++quads;
+  std::uint16_t* __restrict list = s.list;
+  int count = 0;
+  if constexpr (!kRing) {
+    // Owned edges: one word per slice.
+    for (int z = kOwnLo; z < kOwnHi; ++z) {
+      count += appendSetBits(eightRows(s.owned_edges[kAxis] + kSide * z + kOwnLo), kOwnedBitVoxels<kSide>.data(),
+                             kPlane * z, list + count);
+    }
+  } else {
+    // The ring: 4-row words of the full rows, masked to the bits the owned pass did not take.
+    for (int z = kLo; z < kHi; ++z) {
+      for (int y0 = kLo; y0 < kHi; y0 += 4) {
+        const int r0 = y0 + kSide * z;
+        std::uint64_t keep = 0;
+        for (int k = 0; k < 4 && y0 + k < kHi; ++k) {
+          const int y = y0 + k;
+          const bool inner = y >= kOwnLo && y < kOwnHi && z >= kOwnLo && z < kOwnHi;
+          keep |= std::uint64_t(inner ? (~kOwnX & 0xFFFFu) : 0xFFFFu) << (16 * k);
+        }
+        count += appendSetBits(fourRows(s.edge_rows[kAxis] + r0) & keep, kBitVoxels<kSide>.data(), r0 * kSide,
+                               list + count);
       }
     }
   }
-  return tri + 2 * quads;
+
+  // The 4 cells around the edge, counter-clockwise seen from +axis (the header's quad rule).
+  constexpr int kCell[3][4] = {
+      {-kSide - kPlane, -kPlane, 0, -kSide}, {-kPlane - 1, -1, 0, -kPlane}, {-1 - kSide, -kSide, 0, -1}};
+  const std::uint64_t* __restrict records = s.cell_record;
+  const std::uint8_t* __restrict weight = s.weight;
+  const terrain::Voxel* __restrict box = streams.box;
+  std::uint16_t* __restrict indices = streams.indices + 3 * tri;
+  std::uint8_t* __restrict materials = streams.materials + tri;
+  for (int i = 0; i < count; ++i) {
+    const int p = list[i];
+    const std::uint64_t* corner = records + p;
+    const __m128i v01 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][0])),
+                                         std::int64_t(corner[kCell[kAxis][1]]), 1);
+    const __m128i v23 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][2])),
+                                         std::int64_t(corner[kCell[kAxis][3]]), 1);
+    // Which end is inside decides the winding and the material; a coin toss the predictor cannot learn, so both are
+    // table lookups, not branches.
+    const unsigned upper_inside = (unsigned(weight[p]) >> 7) ^ 1u;
+    const unsigned split13 = chooseSplit13<kAxis>(v01, v23);
+    // The four vertex indices into lanes 2, 3, 6, 7, then one byte shuffle to the two triangles, stored as 16 bytes
+    // of which the last 4 are overwritten by the next quad (the buffer has slack).
+    const __m128i tags = _mm_blend_epi16(v01, _mm_srli_epi64(v23, 16), 0x44);
+    const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kQuadOrder[upper_inside][split13]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i), _mm_shuffle_epi8(tags, order));
+    const auto material = std::uint16_t(box[p + int(kStep & (0u - upper_inside))].material * 0x0101u);
+    std::memcpy(materials + 2 * i, &material, sizeof material);  // both triangles
+  }
+  return tri + 2 * count;
 }
 
 // Out of line, so the fast path in mesh() does not pay for this function's register saves.
@@ -278,6 +319,12 @@ template <int kApronSize>
   // y-1..y, z. So row r of cells gathers parts of the edge rows r, r+1, r+side and r+side+1.
   auto load = [](const std::uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
   auto store = [](std::uint16_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); };
+  // The owned x bits of 16 rows as 16 bytes (packus interleaves 128-bit lanes; the permute takes qwords 0 and 2).
+  auto storeOwned = [](std::uint8_t* p, __m256i e) {
+    const __m256i own = _mm256_and_si256(_mm256_srli_epi16(e, kApronSize), _mm256_set1_epi16(0xFF));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(own, own), 0x08)));
+  };
   constexpr int kVectorRows = (kPlane + kSide + 1 + 15) / 16 * 16;  // every row step 4 below may read
   static_assert(kVectorRows + 16 <= kRowSlots);
   for (int r = 0; r < kVectorRows; r += 16) {
@@ -288,6 +335,9 @@ template <int kApronSize>
     store(s.edge_rows[0] + r, ex);
     store(s.edge_rows[1] + r, ey);
     store(s.edge_rows[2] + r, ez);
+    storeOwned(s.owned_edges[0] + r, ex);
+    storeOwned(s.owned_edges[1] + r, ey);
+    storeOwned(s.owned_edges[2] + r, ez);
     const __m256i cy = _mm256_or_si256(ey, _mm256_srli_epi16(ey, 1));
     const __m256i cz = _mm256_or_si256(ez, _mm256_srli_epi16(ez, 1));
     store(s.cell_parts[0] + r, _mm256_or_si256(ex, _mm256_or_si256(cy, cz)));  // cells in row r
@@ -300,33 +350,28 @@ template <int kApronSize>
                                                            load(s.edge_rows[0] + r + kSide + 1))));
   }
 
-  // Step 4: vertices of the needed cells, in box order.
+  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop.
   int vertex_count = 0;
-  Vertex* __restrict vertices = out.vertices.data();
-  std::uint16_t* __restrict cell_vertex = s.cell_vertex;
-  constexpr int kCentre = kPositionScale / 2 - kPositionScale * kApronSize;
   for (int z = 0; z < kSide - 1; ++z) {
     for (int y0 = 0; y0 < kSide - 1; y0 += 4) {
       const int r0 = y0 + kSide * z;
-      std::uint64_t cells = fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0);
-      if (cells == 0) continue;
-      const __m128i word_base = _mm_setr_epi16(short(kCentre), short(kPositionScale * y0 + kCentre),
-                                               short(kPositionScale * z + kCentre), 0, 0, 0, 0, 0);
-      for (; cells != 0; cells &= cells - 1) {
-        const int bit = std::countr_zero(cells);
-        const int base = r0 * kSide + kBitVoxels<kSide>[std::size_t(bit)];
-        const __m128i offset = _mm_add_epi16(
-            word_base, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kBitOffsets[std::size_t(bit)])));
-        const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base), offset);
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + vertex_count), v);
-        cell_vertex[base] = std::uint16_t(vertex_count++);
-      }
+      vertex_count += appendSetBits(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0), kBitVoxels<kSide>.data(),
+                                    r0 * kSide, s.list + vertex_count);
     }
+  }
+  Vertex* __restrict vertices = out.vertices.data();
+  std::uint64_t* __restrict records = s.cell_record;
+  for (int i = 0; i < vertex_count; ++i) {
+    const int base = s.list[i];
+    const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base),
+                                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kVoxelCentres<kSide>[base])));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + i), v);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(records + base), _mm_insert_epi16(v, i, 3));
   }
   out.vertex_count = vertex_count;
 
   // Step 5: quads, the owned edges first.
-  const QuadStreams streams{vertices, cell_vertex, box, out.indices.data(), out.materials.data()};
+  const QuadStreams streams{box, out.indices.data(), out.materials.data()};
   int tri = emitAxis<kSide, 0, false>(s, streams, 0);
   tri = emitAxis<kSide, 1, false>(s, streams, tri);
   tri = emitAxis<kSide, 2, false>(s, streams, tri);
