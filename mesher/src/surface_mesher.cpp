@@ -36,8 +36,12 @@ constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 2;
 // Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at offsets up to side + 1.
 constexpr int kRowSlots = 176;
 
+// The inside bits of the box, one per voxel in box order, with room for the 16-byte loads of step 2.
+constexpr int kInsideBitBytes = (kMaxSide * kMaxSide * (kMaxSide + 1) + 7) / 8 + 16;
+
 struct MeshScratch {
   alignas(32) std::uint8_t weight[kMaxVolume + 32];
+  alignas(32) std::uint8_t inside_bits[kInsideBitBytes];  // bit i: box voxel i is inside (weight >= 128)
   alignas(32) std::uint16_t inside_rows[kRowSlots];   // row y + side z, bit x: voxel (x, y, z) is inside
   alignas(32) std::uint16_t edge_rows[3][kRowSlots];  // bit x: the edge from (x, y, z) along the axis is active
   alignas(32) std::uint8_t owned_edges[3][kRowSlots];  // the same rows' owned x bits: bit i is x = apron + i
@@ -87,13 +91,16 @@ bool uniformBox(const terrain::Voxel* box) {
   return _mm256_testz_si256(d0, d0);
 }
 
-// Step 1: weights, and whether the box has both an inside voxel (some weight >= 128) and an outside one.
-bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight) {
+// Step 1: weights, their sign bits (the inside bits), and whether the box has both an inside voxel (some weight >=
+// 128) and an outside one. 32 voxels per step; the last step overlaps the one before it when the volume is not a
+// multiple of 32 (it rewrites the same weights and bits), so there is no scalar tail.
+template <int kVolume>
+bool computeWeights(const terrain::Voxel* box, std::uint8_t* weight, std::uint8_t* inside_bits) {
+  static_assert(kVolume % 8 == 0 && kVolume >= 32);  // each step's bits start on a byte
   const __m256i low_bits = _mm256_set1_epi16(0x00FE);
   const __m256i zero = _mm256_setzero_si256();
   __m256i any = zero, all = _mm256_set1_epi8(-1);
-  int i = 0;
-  for (; i + 32 <= volume; i += 32) {
+  auto step = [&](int i) {
     // Voxels as u16 lanes: material in the low byte, occupancy in the high byte. Material >= 2 <=> (v & 0xFE) != 0.
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i + 16));
@@ -104,19 +111,15 @@ bool computeWeights(const terrain::Voxel* box, int volume, std::uint8_t* weight)
     // packus interleaves 128-bit lanes; the permute restores voxel order.
     const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi16(wa, wb), 0xD8);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(weight + i), w);
+    const std::uint32_t bits = std::uint32_t(_mm256_movemask_epi8(w));
+    std::memcpy(inside_bits + i / 8, &bits, sizeof bits);
     any = _mm256_or_si256(any, w);
     all = _mm256_and_si256(all, w);
-  }
-  unsigned tail_any = 0, tail_all = 0xFF;
-  for (; i < volume; ++i) {
-    const terrain::Voxel v = box[i];
-    const std::uint8_t w = terrain::isSolidMaterial(v.material) ? v.occupancy : 0;
-    weight[i] = w;
-    tail_any |= w;
-    tail_all &= w;
-  }
-  const bool some_inside = _mm256_movemask_epi8(any) != 0 || (tail_any & 0x80) != 0;
-  const bool some_outside = unsigned(_mm256_movemask_epi8(all)) != 0xFFFFFFFFu || (tail_all & 0x80) == 0;
+  };
+  for (int i = 0; i + 32 <= kVolume; i += 32) step(i);
+  if constexpr (kVolume % 32 != 0) step(kVolume - 32);
+  const bool some_inside = _mm256_movemask_epi8(any) != 0;
+  const bool some_outside = unsigned(_mm256_movemask_epi8(all)) != 0xFFFFFFFFu;
   return some_inside && some_outside;
 }
 
@@ -304,13 +307,35 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
 template <int kApronSize>
 [[gnu::noinline]] int meshBox(const terrain::Voxel* box, MeshScratch& s, ChunkMesh& out) {
   constexpr int kSide = boxSide(kApronSize), kPlane = kSide * kSide;
-  if (!computeWeights(box, boxVolume(kApronSize), s.weight)) return 0;
+  if (!computeWeights<boxVolume(kApronSize)>(box, s.weight, s.inside_bits)) return 0;
 
-  // Step 2: inside bits per row, from the weights' sign bits.
+  // Step 2: the inside bits as 16-bit rows, 16 rows per step. Row r is the side bits at bit side r of the inside
+  // bits. Eight rows span side bytes (side is even); a byte shuffle gives each row a 32-bit lane starting at its
+  // first byte, a variable shift drops the bits before the row (0..6 of them) and a mask those after it.
   std::uint16_t* in = s.inside_rows;
-  for (int r = 0; r < kPlane; ++r) {
-    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.weight + r * kSide));
-    in[r] = std::uint16_t(unsigned(_mm_movemask_epi8(w)) & ((1u << kSide) - 1));
+  static_assert(kSide % 2 == 0);
+  constexpr auto kRowShuffle = [] {
+    std::array<std::int8_t, 32> shuffle{};
+    for (int lane = 0; lane < 8; ++lane) {
+      for (int b = 0; b < 4; ++b) {
+        shuffle[std::size_t(4 * lane + b)] = std::int8_t(kSide * lane / 8 + b);  // both halves hold the 16 bytes
+      }
+    }
+    return shuffle;
+  }();
+  const __m256i row_shuffle = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kRowShuffle.data()));
+  const __m256i row_shift = _mm256_setr_epi32(0, kSide % 8, 2 * kSide % 8, 3 * kSide % 8,  //
+                                              4 * kSide % 8, 5 * kSide % 8, 6 * kSide % 8, 7 * kSide % 8);
+  const __m256i row_mask = _mm256_set1_epi32((1 << kSide) - 1);
+  auto eightRowsAt = [&](int r) {  // rows r..r+7 as 32-bit lanes, r a multiple of 8
+    const __m256i bytes = _mm256_broadcastsi128_si256(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.inside_bits + kSide * r / 8)));
+    return _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(bytes, row_shuffle), row_shift), row_mask);
+  };
+  for (int r = 0; r < kPlane; r += 16) {
+    // packus_epi32 interleaves 128-bit lanes; the permute restores row order.
+    const __m256i rows = _mm256_permute4x64_epi64(_mm256_packus_epi32(eightRowsAt(r), eightRowsAt(r + 8)), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(in + r), rows);
   }
 
   // Step 3, 16 rows per vector. Edges are meshed for lower voxels in [1, side - 1) on every axis: the chunk, or with
