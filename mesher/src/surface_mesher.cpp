@@ -207,15 +207,22 @@ constexpr std::array<std::int16_t, 65> kOwnedBitVoxels = makeOwnedBitVoxels<kSid
 
 // Byte shuffles from the quad's corner records to the triangles' indices (a, b, c, a, c, d), by orientation and split.
 // The quad loop blends the records so the vertex indices q0..q3 sit in 16-bit lanes 3, 7, 2, 6. The quad is
-// (q0, q1, q2, q3), or (q0, q3, q2, q1) when the upper end is the inside one; split 0 starts the triangles at its
-// first vertex, split 1 at its second.
+// (q0, q3, q2, q1) when the upper end is the inside one ([0]), (q0, q1, q2, q3) when the lower end is ([1]); split 0
+// starts the triangles at its first vertex, split 1 at its second.
 constexpr std::int8_t kQ0 = 6, kQ1 = 14, kQ2 = 4, kQ3 = 12;  // byte offsets
 alignas(16) constexpr std::int8_t kQuadOrder[2][2][16] = {
-    {{kQ0, kQ0 + 1, kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, -1, -1, -1, -1},
-     {kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
     {{kQ0, kQ0 + 1, kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, -1, -1, -1, -1},
      {kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
+    {{kQ0, kQ0 + 1, kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, -1, -1, -1, -1},
+     {kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
 };
+
+// A material byte twice, for the two triangles of a quad in one store.
+constexpr std::array<std::uint16_t, 256> kMaterialPair = [] {
+  std::array<std::uint16_t, 256> pairs{};
+  for (int m = 0; m < 256; ++m) pairs[std::size_t(m)] = std::uint16_t(m * 0x0101);
+  return pairs;
+}();
 
 // What the quad loop reads and writes.
 struct QuadStreams {
@@ -287,22 +294,24 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
   std::uint16_t* __restrict indices = streams.indices + 3 * tri;
   std::uint8_t* __restrict materials = streams.materials + tri;
   for (int i = 0; i < count; ++i) {
-    const int p = list[i];
+    const std::size_t p = list[i];
     const std::uint64_t* corner = records + p;
     const __m128i v01 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][0])),
                                          std::int64_t(corner[kCell[kAxis][1]]), 1);
     const __m128i v23 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][2])),
                                          std::int64_t(corner[kCell[kAxis][3]]), 1);
     // Which end is inside decides the winding and the material; a coin toss the predictor cannot learn, so both are
-    // table lookups, not branches.
-    const unsigned upper_inside = (unsigned(weight[p]) >> 7) ^ 1u;
-    const unsigned split13 = chooseSplit13<kAxis>(v01, v23);
+    // selects, not branches. All ones when the lower end is inside (the sign bit of its weight), else zero.
+    const auto lower_inside = std::size_t(std::int64_t(std::int8_t(weight[p])) >> 7);
     // The four vertex indices into lanes 2, 3, 6, 7, then one byte shuffle to the two triangles, stored as 16 bytes
     // of which the last 4 are overwritten by the next quad (the buffer has slack).
     const __m128i tags = _mm_blend_epi16(v01, _mm_srli_epi64(v23, 16), 0x44);
-    const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kQuadOrder[upper_inside][split13]));
+    const std::int8_t* orders = &kQuadOrder[0][0][0] + (lower_inside & sizeof kQuadOrder[0]);
+    const __m128i order = _mm_blendv_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(orders)),
+                                          _mm_load_si128(reinterpret_cast<const __m128i*>(orders + 16)),
+                                          splitMask13<kAxis>(v01, v23));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i), _mm_shuffle_epi8(tags, order));
-    const auto material = std::uint16_t(box[p + int(kStep & (0u - upper_inside))].material * 0x0101u);
+    const std::uint16_t material = kMaterialPair[box[p + (kStep & ~lower_inside)].material];
     std::memcpy(materials + 2 * i, &material, sizeof material);  // both triangles
   }
   return tri + 2 * count;
