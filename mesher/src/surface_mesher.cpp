@@ -156,8 +156,9 @@ inline __m128i cellOffset(const std::uint8_t* corner0) {
   const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // x x y y | z z 0 0
   const __m256i sums = _mm256_hadd_epi32(quads, quads);                  // lanes 0, 1: x, y; lane 4: z
   __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-  v = _mm_add_epi32(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));  // 0..3072
-  v = _mm_mulhi_epu16(_mm_packs_epi32(v, v), _mm_set1_epi16(short(cp.reciprocal)));
+  // The pattern's constant in 16 bits (the sums are within +-2040, the totals 0..3072), then the division.
+  v = _mm_add_epi16(_mm_packs_epi32(v, v), _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));
+  v = _mm_mulhi_epu16(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.reciprocal)));
   // Clamp x, y, z to 1..255; lane 3 (the pad) to 0.
   return _mm_min_epi16(_mm_max_epi16(v, _mm_setr_epi16(1, 1, 1, 0, 1, 1, 1, 0)),
                        _mm_setr_epi16(255, 255, 255, 0, 255, 255, 255, 0));
