@@ -29,8 +29,10 @@ namespace {
 
 constexpr int kMaxSide = boxSide(kWideApron);
 constexpr int kMaxVolume = boxVolume(kWideApron);
-// Index buffer size: 3 per triangle plus 2 of slack for the last quad's 16-byte store.
-constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 2;
+// Output buffer sizes: room for the most triangles plus slack for the quad loop, whose last step may write one quad
+// past the end (an odd quad's twin), and whose 16-byte index stores reach 2 indices past their quad.
+constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 8;
+constexpr std::size_t kMaterialCapacity = std::size_t(kMaxWideTriangles) + 2;
 
 // Scratch memory for one box. Weights are padded so 16-byte row loads never leave the array.
 // Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at offsets up to side + 1.
@@ -294,26 +296,38 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
   const terrain::Voxel* __restrict box = streams.box;
   std::uint16_t* __restrict indices = streams.indices + 3 * tri;
   std::uint8_t* __restrict materials = streams.materials + tri;
-  for (int i = 0; i < count; ++i) {
-    const std::size_t p = list[i];
+  // Two quads per step, one per 128-bit half; an odd last quad is paired with itself, and its twin's outputs land
+  // in the buffers' slack.
+  if (count % 2 != 0) list[count] = list[count - 1];
+  auto cornerPairs = [&](std::size_t p, int first, int second) {  // the records of two of a quad's corners
     const std::uint64_t* corner = records + p;
-    const __m128i v01 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][0])),
-                                         std::int64_t(corner[kCell[kAxis][1]]), 1);
-    const __m128i v23 = _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][2])),
-                                         std::int64_t(corner[kCell[kAxis][3]]), 1);
+    return _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][first])),
+                            std::int64_t(corner[kCell[kAxis][second]]), 1);
+  };
+  auto load = [](const std::int8_t* p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(p)); };
+  for (int i = 0; i < count; i += 2) {
+    const std::size_t pa = list[i], pb = list[i + 1];
+    const __m256i v01 = _mm256_setr_m128i(cornerPairs(pa, 0, 1), cornerPairs(pb, 0, 1));
+    const __m256i v23 = _mm256_setr_m128i(cornerPairs(pa, 2, 3), cornerPairs(pb, 2, 3));
     // Which end is inside decides the winding and the material; a coin toss the predictor cannot learn, so both are
     // selects, not branches. All ones when the lower end is inside (the sign bit of its weight), else zero.
-    const auto lower_inside = std::size_t(std::int64_t(std::int8_t(weight[p])) >> 7);
-    // The four vertex indices into lanes 2, 3, 6, 7, then one byte shuffle to the two triangles, stored as 16 bytes
-    // of which the last 4 are overwritten by the next quad (the buffer has slack).
-    const __m128i tags = _mm_blend_epi16(v01, _mm_srli_epi64(v23, 16), 0x44);
-    const std::int8_t* orders = &kQuadOrder[0][0][0] + (lower_inside & sizeof kQuadOrder[0]);
-    const __m128i order = _mm_blendv_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(orders)),
-                                          _mm_load_si128(reinterpret_cast<const __m128i*>(orders + 16)),
-                                          splitMask13<kAxis>(v01, v23));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i), _mm_shuffle_epi8(tags, order));
-    const std::uint16_t material = kMaterialPair[box[p + (kStep & ~lower_inside)].material];
-    std::memcpy(materials + 2 * i, &material, sizeof material);  // both triangles
+    const auto lower_a = std::size_t(std::int64_t(std::int8_t(weight[pa])) >> 7);
+    const auto lower_b = std::size_t(std::int64_t(std::int8_t(weight[pb])) >> 7);
+    // The four vertex indices into lanes 2, 3, 6, 7 of each half, then one byte shuffle to the two triangles, stored
+    // as 16 bytes of which the last 4 are overwritten by the next quad (the buffer has slack).
+    const __m256i tags = _mm256_blend_epi16(v01, _mm256_srli_epi64(v23, 16), 0x44);
+    const std::int8_t* orders_a = &kQuadOrder[0][0][0] + (lower_a & sizeof kQuadOrder[0]);
+    const std::int8_t* orders_b = &kQuadOrder[0][0][0] + (lower_b & sizeof kQuadOrder[0]);
+    const __m256i order = _mm256_blendv_epi8(_mm256_setr_m128i(load(orders_a), load(orders_b)),
+                                             _mm256_setr_m128i(load(orders_a + 16), load(orders_b + 16)),
+                                             splitMasks13<kAxis>(v01, v23));
+    const __m256i triangles = _mm256_shuffle_epi8(tags, order);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i), _mm256_castsi256_si128(triangles));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i + 6), _mm256_extracti128_si256(triangles, 1));
+    const std::uint16_t material_a = kMaterialPair[box[pa + (kStep & ~lower_a)].material];
+    const std::uint16_t material_b = kMaterialPair[box[pb + (kStep & ~lower_b)].material];
+    std::memcpy(materials + 2 * i, &material_a, sizeof material_a);  // both triangles of each quad
+    std::memcpy(materials + 2 * i + 2, &material_b, sizeof material_b);
   }
   return tri + 2 * count;
 }
@@ -436,7 +450,7 @@ template <int kApronSize>
   // Buffers a caller shrank are regrown once; in steady state this allocates nothing.
   if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
   if (out.indices.size() < kIndexCapacity) out.indices.resize(kIndexCapacity);
-  if (out.materials.size() < std::size_t(kMaxWideTriangles)) out.materials.resize(kMaxWideTriangles);
+  if (out.materials.size() < kMaterialCapacity) out.materials.resize(kMaterialCapacity);
   if (apron == kWideApron && noMeshedEdge<kWideApron>(box.data())) return 0;
   const int triangles = apron == kApron ? meshBox<kApron>(box.data(), scratch, out)
                                         : meshBox<kWideApron>(box.data(), scratch, out);
@@ -449,7 +463,7 @@ template <int kApronSize>
 struct SurfaceMesher::Scratch : MeshScratch {};
 
 ChunkMesh::ChunkMesh()
-    : vertices(kMaxWideVertices), indices(kIndexCapacity), materials(kMaxWideTriangles) {}
+    : vertices(kMaxWideVertices), indices(kIndexCapacity), materials(kMaterialCapacity) {}
 
 SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
 SurfaceMesher::~SurfaceMesher() = default;
