@@ -107,24 +107,25 @@ bool computeWeights(const terrain::Voxel* box, std::uint8_t* weight, std::uint8_
   const __m256i low_bits = _mm256_set1_epi16(0x00FE);
   const __m256i zero = _mm256_setzero_si256();
   __m256i any = zero, all = _mm256_set1_epi8(-1);
-  auto step = [&](int i) {
+  auto step = [&](const terrain::Voxel* voxels, std::uint8_t* weights, std::uint8_t* bytes) {
     // Voxels as u16 lanes: material in the low byte, occupancy in the high byte. Material >= 2 <=> (v & 0xFE) != 0.
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(box + i + 16));
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(voxels));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(voxels + 16));
     const __m256i wa = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(a, low_bits), zero),
                                            _mm256_srli_epi16(a, 8));
     const __m256i wb = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(b, low_bits), zero),
                                            _mm256_srli_epi16(b, 8));
     // packus interleaves 128-bit lanes; the permute restores voxel order.
     const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi16(wa, wb), 0xD8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(weight + i), w);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(weights), w);
     const std::uint32_t bits = std::uint32_t(_mm256_movemask_epi8(w));
-    std::memcpy(inside_bits + i / 8, &bits, sizeof bits);
+    std::memcpy(bytes, &bits, sizeof bits);
     any = _mm256_or_si256(any, w);
     all = _mm256_and_si256(all, w);
   };
-  for (int i = 0; i + 32 <= kVolume; i += 32) step(i);
-  if constexpr (kVolume % 32 != 0) step(kVolume - 32);
+  constexpr int kSteps = kVolume / 32;
+  for (int k = 0; k < kSteps; ++k) step(box + 32 * k, weight + 32 * k, inside_bits + 4 * k);
+  if constexpr (kVolume % 32 != 0) step(box + kVolume - 32, weight + kVolume - 32, inside_bits + (kVolume - 32) / 8);
   const bool some_inside = _mm256_movemask_epi8(any) != 0;
   const bool some_outside = unsigned(_mm256_movemask_epi8(all)) != 0xFFFFFFFFu;
   return some_inside && some_outside;
