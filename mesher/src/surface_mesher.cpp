@@ -405,13 +405,15 @@ template <int kApronSize>
                                                            load(s.edge_rows[0] + r + kSide + 1))));
   }
 
-  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop.
+  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop. A 4-row word holds
+  // at most 4 x 11 cells and usually a few, so rounds of 4; the row loop is unrolled so its masks are constants.
   int vertex_count = 0;
   for (int z = 0; z < kSide - 1; ++z) {
+#pragma GCC unroll 4
     for (int y0 = 0; y0 < kSide - 1; y0 += 4) {
       const int r0 = y0 + kSide * z;
-      vertex_count += appendSetBits(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0), kBitVoxels<kSide>.data(),
-                                    r0 * kSide, s.list + vertex_count);
+      vertex_count += appendSetBits<4>(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0),
+                                       kBitVoxels<kSide>.data(), r0 * kSide, s.list + vertex_count);
     }
   }
   Vertex* __restrict vertices = out.vertices.data();

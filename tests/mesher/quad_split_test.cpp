@@ -54,8 +54,8 @@ void checkAxis(std::mt19937_64& rng, int& fallbacks) {
     if (want != (length2(v[1], v[3]) < length2(v[0], v[2]) ? 1u : 0u)) ++fallbacks;
     // The kernel's tag lanes carry vertex indices; any values there must leave the answer alone.
     for (Vertex& x : v) x.pad = std::int16_t(rng());
-    REQUIRE(vtp::mesher::chooseSplit13<kAxis>(vtp::mesher::cornerPair(v[0], v[1]), vtp::mesher::cornerPair(v[2], v[3])) ==
-            want);
+    using vtp::mesher::cornerPair;
+    REQUIRE(vtp::mesher::chooseSplit13<kAxis>(cornerPair(v[0], v[1]), cornerPair(v[2], v[3])) == want);
   }
 }
 
