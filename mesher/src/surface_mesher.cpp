@@ -29,8 +29,10 @@ namespace {
 
 constexpr int kMaxSide = boxSide(kWideApron);
 constexpr int kMaxVolume = boxVolume(kWideApron);
-// Output buffer sizes: room for the most triangles plus slack for the quad loop, whose last step may write one quad
-// past the end (an odd quad's twin), and whose 16-byte index stores reach 2 indices past their quad.
+// Output buffer sizes: room for the most vertices and triangles plus slack for the loops that work in pairs, whose
+// last step may write one vertex or quad past the end (an odd one's twin); 16-byte index stores also reach 2 indices
+// past their quad.
+constexpr std::size_t kVertexCapacity = std::size_t(kMaxWideVertices) + 1;
 constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 8;
 constexpr std::size_t kMaterialCapacity = std::size_t(kMaxWideTriangles) + 2;
 
@@ -131,13 +133,12 @@ bool computeWeights(const terrain::Voxel* box, std::uint8_t* weight, std::uint8_
   return some_inside && some_outside;
 }
 
-// Step 4: the vertex of one cell, as int16 lanes (x, y, z, 0) of offsets 1..255 from the cell's lowest voxel centre.
-// The 8 corner weights go into one register, in corner order, so their sign bits (one pmovmskb) are the cell's
-// inside/outside pattern; a byte shuffle lays out each edge's two corners, pmaddubsw with the pattern's signs gives
-// the signed weight pairs, pmaddwd and phaddd sum them per axis, and the pattern's constant and reciprocal finish the
-// floor of the mean.
+// Step 4, per cell: the crossing sums of one cell and its pattern. The 8 corner weights go into one register, in
+// corner order, so their sign bits (one pmovmskb) are the cell's inside/outside pattern; a byte shuffle lays out each
+// edge's two corners, pmaddubsw with the pattern's signs gives the signed weight pairs and pmaddwd adds them in twos:
+// 32-bit lanes (x, x, y, y | z, z, 0, 0), whose sums per axis are the signed weight sums of the vertex mean.
 template <int kSide>
-inline __m128i cellOffset(const std::uint8_t* corner0) {
+inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern) {
   auto pair = [](const std::uint8_t* p) {
     std::uint16_t v;
     std::memcpy(&v, p, sizeof v);
@@ -149,20 +150,34 @@ inline __m128i cellOffset(const std::uint8_t* corner0) {
   w = _mm_insert_epi16(w, pair(corner0 + kPlane), 2);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane + kSide), 3);
   // Bytes 8..15 are zero, so the mask is the 8-bit pattern (bit k: corner k is inside, weight >= 128).
-  const CellPattern& cp = kCellPatterns[unsigned(_mm_movemask_epi8(w))];
+  pattern = &kCellPatterns[unsigned(_mm_movemask_epi8(w))];
   // Corner pairs of edges 0..7 (kCellEdges) in the low half, of edges 8..11 in the high half; -1 reads zero.
   const __m256i corners = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 1, 3, 4, 6, 5, 7,  //
                                            0, 4, 1, 5, 2, 6, 3, 7, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m256i weights = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(w), corners);
   const __m256i pairs =
-      _mm256_maddubs_epi16(weights, _mm256_load_si256(reinterpret_cast<const __m256i*>(cp.sign)));  // |.| <= 510
-  const __m256i quads = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));  // x x y y | z z 0 0
-  const __m256i sums = _mm256_hadd_epi32(quads, quads);                  // lanes 0, 1: x, y; lane 4: z
-  __m128i v = _mm_unpacklo_epi64(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-  // The pattern's constant in 16 bits (the sums are within +-2040, the totals 0..3072), then the division.
-  v = _mm_add_epi16(_mm_packs_epi32(v, v), _mm_load_si128(reinterpret_cast<const __m128i*>(cp.constant)));
-  v = _mm_mulhi_epu16(v, _mm_load_si128(reinterpret_cast<const __m128i*>(cp.reciprocal)));
-  // Clamp x, y, z to 1..255; lane 3 (the pad) to 0.
+      _mm256_maddubs_epi16(weights, _mm256_load_si256(reinterpret_cast<const __m256i*>(pattern->sign)));  // <= 510
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
+// Step 4, per pair of cells a and b: their vertices as int16 lanes (a.x, a.y, a.z, 0, b.x, b.y, b.z, 0) of offsets
+// 1..255 from each cell's lowest voxel centre. One phaddd finishes both cells' sums, and the rest works on both
+// vertices at once: the patterns' constants and reciprocals give the floor of each mean, then the clamp.
+inline __m128i pairOffsets(__m256i sums_a, const CellPattern& a, __m256i sums_b, const CellPattern& b) {
+  // (a.x, a.y, b.x, b.y | a.z, 0, b.z, 0), then 64-bit lanes in the order (a.xy, a.z0, b.xy, b.z0).
+  const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(sums_a, sums_b), 0xD8);
+  __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+  auto both = [](const std::int16_t* first, const std::int16_t* second) {
+    std::int64_t lo, hi;
+    std::memcpy(&lo, first, sizeof lo);
+    std::memcpy(&hi, second, sizeof hi);
+    return _mm_insert_epi64(_mm_cvtsi64_si128(lo), hi, 1);
+  };
+  // The patterns' constants in 16 bits (the sums are within +-2040, the totals 0..3072), then the divisions.
+  v = _mm_add_epi16(v, both(a.constant, b.constant));
+  v = _mm_mulhi_epu16(v, both(reinterpret_cast<const std::int16_t*>(a.reciprocal),
+                              reinterpret_cast<const std::int16_t*>(b.reciprocal)));
+  // Clamp x, y, z to 1..255; lanes 3 and 7 (the pads) to 0.
   return _mm_min_epi16(_mm_max_epi16(v, _mm_setr_epi16(1, 1, 1, 0, 1, 1, 1, 0)),
                        _mm_setr_epi16(255, 255, 255, 0, 255, 255, 255, 0));
 }
@@ -416,14 +431,26 @@ template <int kApronSize>
                                        kBitVoxels<kSide>.data(), r0 * kSide, s.list + vertex_count);
     }
   }
+  // Two cells per step; an odd last cell is paired with itself, its twin's vertex lands in the buffer's slack and
+  // its record is written first, so the real one overwrites it.
+  if (vertex_count % 2 != 0) s.list[vertex_count] = s.list[vertex_count - 1];
   Vertex* __restrict vertices = out.vertices.data();
   std::uint64_t* __restrict records = s.cell_record;
-  for (int i = 0; i < vertex_count; ++i) {
-    const int base = s.list[i];
-    const __m128i v = _mm_add_epi16(cellOffset<kSide>(s.weight + base),
-                                    _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&kVoxelCentres<kSide>[base])));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(vertices + i), v);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(records + base), _mm_insert_epi16(v, i, 3));
+  const std::uint8_t* __restrict weight = s.weight;
+  __m128i tags = _mm_setr_epi16(0, 0, 0, 0, 0, 0, 0, 1);  // vertex indices, in the pad lanes
+  for (int i = 0; i < vertex_count; i += 2) {
+    const std::size_t a = s.list[i], b = s.list[i + 1];
+    const CellPattern *pattern_a, *pattern_b;
+    const __m256i sums_a = cellSums<kSide>(weight + a, pattern_a);
+    const __m256i sums_b = cellSums<kSide>(weight + b, pattern_b);
+    const __m128i centres = _mm_insert_epi64(_mm_cvtsi64_si128(std::int64_t(kVoxelCentres<kSide>[a])),
+                                             std::int64_t(kVoxelCentres<kSide>[b]), 1);
+    const __m128i v = _mm_add_epi16(pairOffsets(sums_a, *pattern_a, sums_b, *pattern_b), centres);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(vertices + i), v);
+    const __m128i record = _mm_add_epi16(v, tags);
+    records[b] = std::uint64_t(_mm_extract_epi64(record, 1));
+    records[a] = std::uint64_t(_mm_cvtsi128_si64(record));
+    tags = _mm_add_epi16(tags, _mm_setr_epi16(0, 0, 0, 2, 0, 0, 0, 2));
   }
   out.vertex_count = vertex_count;
 
@@ -451,7 +478,7 @@ template <int kApronSize>
     return Error{ErrorCode::kInvalidArgument, "mesh: box must hold (8 + 2 apron)^3 voxels", {}};
   }
   // Buffers a caller shrank are regrown once; in steady state this allocates nothing.
-  if (out.vertices.size() < std::size_t(kMaxWideVertices)) out.vertices.resize(kMaxWideVertices);
+  if (out.vertices.size() < kVertexCapacity) out.vertices.resize(kVertexCapacity);
   if (out.indices.size() < kIndexCapacity) out.indices.resize(kIndexCapacity);
   if (out.materials.size() < kMaterialCapacity) out.materials.resize(kMaterialCapacity);
   if (apron == kWideApron && noMeshedEdge<kWideApron>(box.data())) return 0;
@@ -466,7 +493,7 @@ template <int kApronSize>
 struct SurfaceMesher::Scratch : MeshScratch {};
 
 ChunkMesh::ChunkMesh()
-    : vertices(kMaxWideVertices), indices(kIndexCapacity), materials(kMaterialCapacity) {}
+    : vertices(kVertexCapacity), indices(kIndexCapacity), materials(kMaterialCapacity) {}
 
 SurfaceMesher::SurfaceMesher() : m_scratch(std::make_unique<Scratch>()) {}
 SurfaceMesher::~SurfaceMesher() = default;
