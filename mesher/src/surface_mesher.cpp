@@ -107,16 +107,14 @@ template <int kVolume>
 bool computeWeights(const terrain::Voxel* box, std::uint8_t* weight, std::uint8_t* inside_bits) {
   static_assert(kVolume % 8 == 0 && kVolume >= 32);  // each step's bits start on a byte
   const __m256i low_bits = _mm256_set1_epi16(0x00FE);
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i any = zero, all = _mm256_set1_epi8(-1);
+  __m256i any = _mm256_setzero_si256(), all = _mm256_set1_epi8(-1);
   auto step = [&](const terrain::Voxel* voxels, std::uint8_t* weights, std::uint8_t* bytes) {
-    // Voxels as u16 lanes: material in the low byte, occupancy in the high byte. Material >= 2 <=> (v & 0xFE) != 0.
+    // Voxels as u16 lanes: material in the low byte, occupancy in the high byte. Material >= 2 <=> (v & 0xFE) != 0,
+    // and that value is never negative, so psignw keeps the occupancy of a solid and zeroes the others.
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(voxels));
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(voxels + 16));
-    const __m256i wa = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(a, low_bits), zero),
-                                           _mm256_srli_epi16(a, 8));
-    const __m256i wb = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(b, low_bits), zero),
-                                           _mm256_srli_epi16(b, 8));
+    const __m256i wa = _mm256_sign_epi16(_mm256_srli_epi16(a, 8), _mm256_and_si256(a, low_bits));
+    const __m256i wb = _mm256_sign_epi16(_mm256_srli_epi16(b, 8), _mm256_and_si256(b, low_bits));
     // packus interleaves 128-bit lanes; the permute restores voxel order.
     const __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi16(wa, wb), 0xD8);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(weights), w);
