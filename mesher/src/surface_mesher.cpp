@@ -1,16 +1,19 @@
 // Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and integer
 // occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast
 // (techniques from ../shared/research/mesher-feasibility.md; the code is ours):
-//   0. the fast path: a box whose voxels are all equal (all air, water or one solid) has no surface; checked with two
-//      vector operations per 16 voxels before anything else;
-//   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and detects the other boxes that
-//      are all outside or all inside (no triangles) on the way;
-//   2. rows: the inside bits of each (y, z) row of the box, read from the weights' sign bits (e >= 128 is inside);
+//   0. the fast path: a box whose voxels from (1, 1, 1) on are all equal (all air, water or one solid) has no surface;
+//      checked with two vector operations per 16 voxels before anything else;
+//   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and their sign bits (e >= 128
+//      is inside), and detects the other boxes that are all outside or all inside (no triangles) on the way;
+//   2. rows: the inside bits of each (y, z) row of the box, 16 rows per vector;
 //   3. edges and cells: XORs of neighbouring rows give the active edges of a whole row at once; ORs of shifted edge
 //      rows give the cells whose vertices the quads need;
-//   4. vertices: each needed cell averages the crossings of its active edges, in SIMD from a per-pattern table;
-//   5. quads: each active edge joins its 4 cells' vertices, split along the shorter diagonal.
-// Everything is specialised on the apron at compile time, so every stride is a constant.
+//   4. vertices: the needed cells go to a list (bit_list.h), then each averages the crossings of its active edges,
+//      in SIMD from a per-pattern table (cell_table.h), two cells per step;
+//   5. quads: per axis the active edges go to a list, then each joins its 4 cells' vertices, split along the shorter
+//      diagonal (quad_split.h), two quads per step.
+// Everything is specialised on the apron at compile time, so every stride is a constant. Which end of an edge is
+// inside is a coin toss a branch predictor cannot learn, so it only ever selects data, never a branch.
 #include "vtp/mesher/surface_mesher.h"
 
 #include <immintrin.h>
@@ -418,14 +421,14 @@ template <int kApronSize>
                                                            load(s.edge_rows[0] + r + kSide + 1))));
   }
 
-  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop. A 4-row word holds
-  // at most 4 x 11 cells and usually a few, so rounds of 4; the row loop is unrolled so its masks are constants.
+  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop. The row loop is
+  // unrolled so its masks are constants.
   int vertex_count = 0;
   for (int z = 0; z < kSide - 1; ++z) {
 #pragma GCC unroll 4
     for (int y0 = 0; y0 < kSide - 1; y0 += 4) {
       const int r0 = y0 + kSide * z;
-      vertex_count += appendSetBits<4>(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0),
+      vertex_count += appendSetBits(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0),
                                        kBitVoxels<kSide>.data(), r0 * kSide, s.list + vertex_count);
     }
   }
