@@ -146,7 +146,10 @@ inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern
     return int(v);
   };
   constexpr int kPlane = kSide * kSide;
-  __m128i w = _mm_cvtsi32_si128(pair(corner0));
+  // Four bytes at corner 0, of which the next insert replaces the two past corner 1 (the weights are padded).
+  std::int32_t first;
+  std::memcpy(&first, corner0, sizeof first);
+  __m128i w = _mm_cvtsi32_si128(first);
   w = _mm_insert_epi16(w, pair(corner0 + kSide), 1);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane), 2);
   w = _mm_insert_epi16(w, pair(corner0 + kPlane + kSide), 3);
@@ -225,17 +228,35 @@ constexpr std::array<std::int16_t, 65> makeOwnedBitVoxels() {
 template <int kSide>
 constexpr std::array<std::int16_t, 65> kOwnedBitVoxels = makeOwnedBitVoxels<kSide>();
 
-// Byte shuffles from the quad's corner records to the triangles' indices (a, b, c, a, c, d), by orientation and split.
+// Byte shuffles from a quad's corner records to its triangles' indices (a, b, c, a, c, d), by orientation and split.
 // The quad loop blends the records so the vertex indices q0..q3 sit in 16-bit lanes 3, 7, 2, 6. The quad is
-// (q0, q3, q2, q1) when the upper end is the inside one ([0]), (q0, q1, q2, q3) when the lower end is ([1]); split 0
-// starts the triangles at its first vertex, split 1 at its second.
+// (q0, q3, q2, q1) when the upper end of its edge is the inside one ([0]), (q0, q1, q2, q3) when the lower end is
+// ([1]); split 0 starts the triangles at its first vertex, split 1 at its second.
 constexpr std::int8_t kQ0 = 6, kQ1 = 14, kQ2 = 4, kQ3 = 12;  // byte offsets
-alignas(16) constexpr std::int8_t kQuadOrder[2][2][16] = {
+constexpr std::int8_t kQuadOrder[2][2][16] = {
     {{kQ0, kQ0 + 1, kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, -1, -1, -1, -1},
      {kQ3, kQ3 + 1, kQ2, kQ2 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
     {{kQ0, kQ0 + 1, kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ0, kQ0 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, -1, -1, -1, -1},
      {kQ1, kQ1 + 1, kQ2, kQ2 + 1, kQ3, kQ3 + 1, kQ1, kQ1 + 1, kQ3, kQ3 + 1, kQ0, kQ0 + 1, -1, -1, -1, -1}},
 };
+// The same for a pair of quads, one per 128-bit half, so one load per split serves both: entry [first quad's lower
+// end inside + 2 x second quad's].
+struct alignas(32) PairOrder {
+  std::int8_t split[2][32];  // [split]: the first quad's shuffle in bytes 0..15, the second's in 16..31
+};
+constexpr std::array<PairOrder, 4> kPairOrder = [] {
+  std::array<PairOrder, 4> orders{};
+  for (int lower = 0; lower < 4; ++lower) {
+    for (int split = 0; split < 2; ++split) {
+      for (int k = 0; k < 16; ++k) {
+        orders[std::size_t(lower)].split[split][k] = kQuadOrder[lower & 1][split][k];
+        orders[std::size_t(lower)].split[split][16 + k] = kQuadOrder[lower >> 1][split][k];
+      }
+    }
+  }
+  return orders;
+}();
+static_assert(sizeof(PairOrder) == 64);
 
 // A material byte twice, for the two triangles of a quad in one store.
 constexpr std::array<std::uint16_t, 256> kMaterialPair = [] {
@@ -321,7 +342,6 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
     return _mm_insert_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(corner + kCell[kAxis][first])),
                             std::int64_t(corner[kCell[kAxis][second]]), 1);
   };
-  auto load = [](const std::int8_t* p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(p)); };
   for (int i = 0; i < count; i += 2) {
     const std::size_t pa = list[i], pb = list[i + 1];
     const __m256i v01 = _mm256_setr_m128i(cornerPairs(pa, 0, 1), cornerPairs(pb, 0, 1));
@@ -333,10 +353,9 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
     // The four vertex indices into lanes 2, 3, 6, 7 of each half, then one byte shuffle to the two triangles, stored
     // as 16 bytes of which the last 4 are overwritten by the next quad (the buffer has slack).
     const __m256i tags = _mm256_blend_epi16(v01, _mm256_srli_epi64(v23, 16), 0x44);
-    const std::int8_t* orders_a = &kQuadOrder[0][0][0] + (lower_a & sizeof kQuadOrder[0]);
-    const std::int8_t* orders_b = &kQuadOrder[0][0][0] + (lower_b & sizeof kQuadOrder[0]);
-    const __m256i order = _mm256_blendv_epi8(_mm256_setr_m128i(load(orders_a), load(orders_b)),
-                                             _mm256_setr_m128i(load(orders_a + 16), load(orders_b + 16)),
+    const PairOrder& orders = kPairOrder[(lower_a & 1) | (lower_b & 2)];
+    const __m256i order = _mm256_blendv_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(orders.split[0])),
+                                             _mm256_load_si256(reinterpret_cast<const __m256i*>(orders.split[1])),
                                              splitMasks13<kAxis>(v01, v23));
     const __m256i triangles = _mm256_shuffle_epi8(tags, order);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(indices + 6 * i), _mm256_castsi256_si128(triangles));
