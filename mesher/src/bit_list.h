@@ -30,4 +30,17 @@ inline int appendSetBits(std::uint64_t bits, const std::int16_t* position, int b
   return count;
 }
 
+// appendSetBits where a bit's position is its index: appends base + b for every set bit b.
+inline int appendSetBitIndices(std::uint64_t bits, int base, std::uint16_t* out) {
+  const int count = std::popcount(bits);
+  for (; bits != 0; out += kBitListRound) {
+#pragma GCC unroll 4
+    for (int k = 0; k < kBitListRound; ++k) {
+      out[k] = std::uint16_t(base + std::countr_zero(bits));
+      bits &= bits - 1;
+    }
+  }
+  return count;
+}
+
 }  // namespace vtp::mesher

@@ -7,7 +7,7 @@
 //      is inside), and detects the other boxes that are all outside or all inside (no triangles) on the way;
 //   2. rows: the inside bits of each (y, z) row of the box, 16 rows per vector;
 //   3. edges and cells: XORs of neighbouring rows give the active edges of a whole row at once; ORs of shifted edge
-//      rows give the cells whose vertices the quads need;
+//      rows give the cells whose vertices the quads need, packed into one bit per box voxel;
 //   4. vertices: the needed cells go to a list (bit_list.h), then each averages the crossings of its active edges,
 //      in SIMD from a per-pattern table (cell_table.h), two cells per step;
 //   5. quads: per axis the active edges go to a list, then each joins its 4 cells' vertices, split along the shorter
@@ -46,6 +46,9 @@ constexpr int kRowSlots = 176;
 // The inside bits of the box, one per voxel in box order, with room for the 16-byte loads of step 2.
 constexpr int kInsideBitBytes = (kMaxSide * kMaxSide * (kMaxSide + 1) + 7) / 8 + 16;
 
+// The needed cells' bits: (12 x 12 + 16) rows of 12 bits, the packing's last 16 rows included.
+constexpr int kCellBitWords = ((kMaxSide * kMaxSide + 16) * kMaxSide + 63) / 64 + 1;
+
 struct MeshScratch {
   alignas(32) std::uint8_t weight[kMaxVolume + 32];
   alignas(32) std::uint8_t inside_bits[kInsideBitBytes];  // bit i: box voxel i is inside (weight >= 128)
@@ -53,7 +56,8 @@ struct MeshScratch {
   alignas(32) std::uint16_t edge_rows[3][kRowSlots];  // bit x: the edge from (x, y, z) along the axis is active
   alignas(32) std::uint8_t owned_edges[3][kRowSlots];  // the same rows' owned x bits: bit i is x = apron + i
   alignas(32) std::uint16_t cell_parts[3][kRowSlots];  // per edge row, the cells it needs in rows r, r-1, r-side
-  alignas(32) std::uint16_t cell_rows[kRowSlots];     // bit x: cell (x, y, z) has a vertex some quad uses
+  // Bit x + side y + side^2 z: cell (x, y, z) has a vertex some quad uses (the cells' rows packed like inside_bits).
+  alignas(32) std::uint64_t cell_bits[kCellBitWords];
   // Per needed cell (others stale), its vertex with the vertex index in the pad lane: a quad corner is one load.
   std::uint64_t cell_record[kMaxVolume];
   std::uint16_t list[kMaxVolume + kBitListSlack];  // the needed cells, then one axis' active edges, as box indices
@@ -272,8 +276,8 @@ struct QuadStreams {
   std::uint8_t* materials;
 };
 
-// Four consecutive 16-bit rows as one word: bit 16 k + x is bit x of rows[k]. The bit loops below walk 4 rows per
-// word, which saves most of the per-row loop overhead (and its mispredicted exits).
+// Four consecutive 16-bit rows as one word: bit 16 k + x is bit x of rows[k]. The ring's edge lists walk 4 rows per
+// word.
 inline std::uint64_t fourRows(const std::uint16_t* rows) {
   std::uint64_t w;
   std::memcpy(&w, rows, sizeof w);
@@ -285,9 +289,6 @@ inline std::uint64_t eightRows(const std::uint8_t* rows) {
   std::uint64_t w;
   std::memcpy(&w, rows, sizeof w);
   return w;
-}
-constexpr std::uint64_t firstRows(int count) {
-  return count >= 4 ? ~std::uint64_t(0) : (std::uint64_t(1) << (16 * count)) - 1;
 }
 
 // Step 5 for every edge along kAxis with its lower voxel in the chunk (kRing false) or, with the wide apron, within
@@ -434,22 +435,32 @@ template <int kApronSize>
     store(s.cell_parts[1] + r, _mm256_or_si256(ex, cz));                       // cells in row r - 1
     store(s.cell_parts[2] + r, _mm256_or_si256(ex, cy));                       // cells in row r - side
   }
+  // The cells' rows packed into one bit per box voxel, 16 rows per step: pmaddwd joins rows in twos (a 2 side bit
+  // field per 32-bit lane), a shift and an add join those in twos (4 side bits per 64-bit lane), and the four 64-bit
+  // lanes go to bit offsets 0, 4 side, 8 side, 12 side of the step's bits with overlapping 8-byte stores in increasing
+  // order (each lane's top bits are zero). Every cell bit outside the box's cells is zero.
+  auto* cell_bytes = reinterpret_cast<std::uint8_t*>(s.cell_bits);
   for (int r = 0; r < kPlane; r += 16) {
-    store(s.cell_rows + r, _mm256_or_si256(_mm256_or_si256(load(s.cell_parts[0] + r), load(s.cell_parts[1] + r + 1)),
-                                           _mm256_or_si256(load(s.cell_parts[2] + r + kSide),
-                                                           load(s.edge_rows[0] + r + kSide + 1))));
+    const __m256i rows = _mm256_or_si256(_mm256_or_si256(load(s.cell_parts[0] + r), load(s.cell_parts[1] + r + 1)),
+                                         _mm256_or_si256(load(s.cell_parts[2] + r + kSide),
+                                                         load(s.edge_rows[0] + r + kSide + 1)));
+    const __m256i twos = _mm256_madd_epi16(rows, _mm256_set1_epi32(1 | (1 << kSide) << 16));
+    const __m256i fours = _mm256_add_epi64(_mm256_and_si256(twos, _mm256_set1_epi64x(0xFFFFFFFF)),
+                                           _mm256_slli_epi64(_mm256_srli_epi64(twos, 32), 2 * kSide));
+    std::uint8_t* bytes = cell_bytes + kSide * r / 8;
+    constexpr int kStep = kSide / 2;  // bytes per 4 rows
+    const __m128i low = _mm256_castsi256_si128(fours), high = _mm256_extracti128_si256(fours, 1);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes), low);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + kStep), _mm_unpackhi_epi64(low, low));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + 2 * kStep), high);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + 3 * kStep), _mm_unpackhi_epi64(high, high));
   }
 
-  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop. The row loop is
-  // unrolled so its masks are constants.
+  // Step 4: vertices of the needed cells, in box order: the cells to a list, then a counted loop.
+  constexpr int kLastCell = (kSide - 2) * (1 + kSide + kPlane);
   int vertex_count = 0;
-  for (int z = 0; z < kSide - 1; ++z) {
-#pragma GCC unroll 4
-    for (int y0 = 0; y0 < kSide - 1; y0 += 4) {
-      const int r0 = y0 + kSide * z;
-      vertex_count += appendSetBits(fourRows(s.cell_rows + r0) & firstRows(kSide - 1 - y0),
-                                       kBitVoxels<kSide>.data(), r0 * kSide, s.list + vertex_count);
-    }
+  for (int k = 0; k <= kLastCell / 64; ++k) {
+    vertex_count += appendSetBitIndices(s.cell_bits[k], 64 * k, s.list + vertex_count);
   }
   // Two cells per step; an odd last cell is paired with itself, its twin's vertex lands in the buffer's slack and
   // its record is written first, so the real one overwrites it.
