@@ -293,10 +293,10 @@ inline std::uint64_t eightRows(const std::uint8_t* rows) {
 
 // Step 5 for every edge along kAxis with its lower voxel in the chunk (kRing false) or, with the wide apron, within
 // one voxel outside it (kRing true): one quad per active edge. First the active edges go to a list, then a counted
-// loop makes their quads. Out of line, with the streams in local restrict pointers: one axis' loop gets the
-// registers to itself, and the byte-sized material stores cannot force reloads.
+// loop makes their quads. The streams are local restrict pointers, so the byte-sized material stores cannot force
+// reloads.
 template <int kSide, int kAxis, bool kRing>
-__attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int tri) {
+[[gnu::always_inline]] inline int emitAxis(MeshScratch& s, QuadStreams streams, int tri) {
   constexpr int kPlane = kSide * kSide;
   constexpr int kStep = kAxis == 0 ? 1 : kAxis == 1 ? kSide : kPlane;
   constexpr int kOwnLo = (kSide - kChunkSize) / 2, kOwnHi = kOwnLo + kChunkSize;
@@ -367,6 +367,14 @@ __attribute__((noinline)) int emitAxis(MeshScratch& s, QuadStreams streams, int 
     std::memcpy(materials + 2 * i + 2, &material_b, sizeof material_b);
   }
   return tri + 2 * count;
+}
+
+// Step 5 for the three axes, out of line: one call (and one set of register saves) per box.
+template <int kSide, bool kRing>
+[[gnu::noinline]] int emitQuads(MeshScratch& s, QuadStreams streams, int tri) {
+  tri = emitAxis<kSide, 0, kRing>(s, streams, tri);
+  tri = emitAxis<kSide, 1, kRing>(s, streams, tri);
+  return emitAxis<kSide, 2, kRing>(s, streams, tri);
 }
 
 // Out of line, so the fast path in mesh() does not pay for this function's register saves.
@@ -487,14 +495,10 @@ template <int kApronSize>
 
   // Step 5: quads, the owned edges first.
   const QuadStreams streams{box, out.indices.data(), out.materials.data()};
-  int tri = emitAxis<kSide, 0, false>(s, streams, 0);
-  tri = emitAxis<kSide, 1, false>(s, streams, tri);
-  tri = emitAxis<kSide, 2, false>(s, streams, tri);
+  int tri = emitQuads<kSide, false>(s, streams, 0);
   out.owned_triangle_count = tri;
   if constexpr (kApronSize == kWideApron) {
-    tri = emitAxis<kSide, 0, true>(s, streams, tri);
-    tri = emitAxis<kSide, 1, true>(s, streams, tri);
-    tri = emitAxis<kSide, 2, true>(s, streams, tri);
+    tri = emitQuads<kSide, true>(s, streams, tri);
   }
   return tri;
 }
