@@ -39,8 +39,8 @@ constexpr std::size_t kVertexCapacity = std::size_t(kMaxWideVertices) + 1;
 constexpr std::size_t kIndexCapacity = 3 * std::size_t(kMaxWideTriangles) + 8;
 constexpr std::size_t kMaterialCapacity = std::size_t(kMaxWideTriangles) + 2;
 
-// Scratch memory for one box. Weights are padded so 16-byte row loads never leave the array.
-// Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at offsets up to side + 1.
+// Scratch memory for one box. Row arrays hold the plane's rows (at most 12 x 12) plus room for 16-row vector loads at
+// offsets up to side + 1.
 constexpr int kRowSlots = 176;
 
 // The inside bits of the box, one per voxel in box order, with room for the 16-byte loads of step 2.
@@ -50,7 +50,7 @@ constexpr int kInsideBitBytes = (kMaxSide * kMaxSide * (kMaxSide + 1) + 7) / 8 +
 constexpr int kCellBitWords = ((kMaxSide * kMaxSide + 16) * kMaxSide + 63) / 64 + 1;
 
 struct MeshScratch {
-  alignas(32) std::uint8_t weight[kMaxVolume + 32];
+  alignas(32) std::uint8_t weight[kMaxVolume];
   alignas(32) std::uint8_t inside_bits[kInsideBitBytes];  // bit i: box voxel i is inside (weight >= 128)
   alignas(32) std::uint16_t inside_rows[kRowSlots];   // row y + side z, bit x: voxel (x, y, z) is inside
   alignas(32) std::uint16_t edge_rows[3][kRowSlots];  // bit x: the edge from (x, y, z) along the axis is active
@@ -150,7 +150,8 @@ inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern
     return int(v);
   };
   constexpr int kPlane = kSide * kSide;
-  // Four bytes at corner 0, of which the next insert replaces the two past corner 1 (the weights are padded).
+  // Four bytes at corner 0, of which the next insert replaces the two past corner 1 (still inside the box: a cell's
+  // lowest voxel has coordinates up to side - 2).
   std::int32_t first;
   std::memcpy(&first, corner0, sizeof first);
   __m128i w = _mm_cvtsi32_si128(first);
@@ -424,7 +425,7 @@ template <int kApronSize>
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                      _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi16(own, own), 0x08)));
   };
-  constexpr int kVectorRows = (kPlane + kSide + 1 + 15) / 16 * 16;  // every row step 4 below may read
+  constexpr int kVectorRows = (kPlane + kSide + 1 + 15) / 16 * 16;  // every row the cell packing below may read
   static_assert(kVectorRows + 16 <= kRowSlots);
   for (int r = 0; r < kVectorRows; r += 16) {
     const __m256i row = load(in + r), mask = load(kEdgeMasks<kSide>.data() + r);
