@@ -24,36 +24,37 @@ inline constexpr CellEdge kCellEdges[12] = {
 
 // Laid out for the vertex kernel: `sign` multiplies the corner weights of the 12 edges, arranged as the kernel's
 // shuffle lays them out (edges 0..7 as byte pairs in the low 16 bytes, edges 8..11 in the next 8); `constant` and
-// the reciprocal of the edge count finish the per-axis means.
+// the reciprocal of the edge count finish the per-axis means. Both are 16-bit lanes read as whole vectors, so the
+// kernel uses them as memory operands.
 struct alignas(32) CellPattern {
-  std::int8_t sign[32] = {};      // per corner byte of an edge: +1 lower corner inside, -1 upper inside, 0 inactive
-  std::int32_t constant[4] = {};  // per axis (x, y, z, unused) [Unit: 1/256 voxel]
-  std::uint16_t reciprocal = 0;   // ceil(2^16 / count): (sum * reciprocal) >> 16 == floor(sum / count), sum <= 3072
-  std::uint16_t active = 0;       // bit e: edge e has one inside end
-  std::uint8_t count = 0;         // active edges (3..12 when any; a cell with a sign change has at least 3)
+  std::int8_t sign[32] = {};         // per corner byte of an edge: +1 lower corner inside, -1 upper inside, 0 inactive
+  std::uint16_t reciprocal[8] = {};  // lanes 0..2: ceil(2^16 / edge count), so that (sum * reciprocal) >> 16 ==
+                                     // floor(sum / count) for sum <= 3072; 0 when no edge is active
+  std::int16_t constant[8] = {};     // lanes 0..2: per axis (x, y, z) [Unit: 1/256 voxel]
 };
+static_assert(sizeof(CellPattern) == 64);
 
 constexpr std::array<CellPattern, 256> makeCellPatterns() {
   std::array<CellPattern, 256> table{};
   for (int pattern = 0; pattern < 256; ++pattern) {
     CellPattern& p = table[std::size_t(pattern)];
+    int count = 0;  // active edges (3..12 when any; a cell with a sign change has at least 3)
     for (int e = 0; e < 12; ++e) {
       const CellEdge edge = kCellEdges[e];
       const bool lo_in = (pattern >> edge.lo) & 1, hi_in = (pattern >> edge.hi) & 1;
       if (lo_in == hi_in) continue;
-      p.active = std::uint16_t(p.active | (1 << e));
       const int byte = e < 8 ? 2 * e : 16 + 2 * (e - 8);
       p.sign[byte] = p.sign[byte + 1] = std::int8_t(lo_in ? 1 : -1);
-      ++p.count;
+      ++count;
       for (int a = 0; a < 3; ++a) {
         if (a == edge.axis) {
-          p.constant[a] += lo_in ? -127 : 383;
+          p.constant[a] = std::int16_t(p.constant[a] + (lo_in ? -127 : 383));
         } else {
-          p.constant[a] += 256 * ((edge.lo >> a) & 1);
+          p.constant[a] = std::int16_t(p.constant[a] + 256 * ((edge.lo >> a) & 1));
         }
       }
     }
-    if (p.count > 0) p.reciprocal = std::uint16_t((65536u + p.count - 1) / p.count);
+    for (int a = 0; a < 3 && count > 0; ++a) p.reciprocal[a] = std::uint16_t((65536u + count - 1) / count);
   }
   return table;
 }

@@ -83,7 +83,7 @@ inline constexpr int kMaxWideVertices = 11 * 11 * 11;
 struct ChunkMesh {
   ChunkMesh();
   std::vector<Vertex> vertices;          ///< [0, vertex_count) valid.
-  std::vector<std::uint16_t> indices;    ///< [0, 3 triangle_count) valid (the buffer has 2 entries of slack).
+  std::vector<std::uint16_t> indices;    ///< [0, 3 triangle_count) valid (the buffer has a few entries of slack).
   std::vector<std::uint8_t> materials;   ///< [0, triangle_count) valid: the material of the triangle's solid voxel.
   int vertex_count = 0;
   int triangle_count = 0;
