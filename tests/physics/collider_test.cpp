@@ -176,11 +176,12 @@ TEST_CASE("collider: every triangle once, in a leaf whose box holds it, the mesh
 }
 
 TEST_CASE("collider: random rays agree with a double-precision oracle (voxel sizes 1 and 0.37, negative coords)") {
-  for (const double voxel_size : {1.0, 0.37}) {
+  // Leaves of 8 (the default) and of 2 (many more leaf groups per chunk).
+  for (const auto& [voxel_size, leaf] : {std::pair{1.0, 8}, std::pair{0.37, 8}, std::pair{1.0, 2}}) {
     auto world = randomWorld(23, voxel_size, 50);
     std::mt19937_64 rng(7);
     int rays = 0, mismatches = 0, hits = 0;
-    for (const Built& b : buildAll(*world)) {
+    for (const Built& b : buildAll(*world, {leaf, 32})) {
       const Collider& c = *b.collider;
       P3 lo, hi;
       worldBounds(c, voxel_size, lo, hi);
@@ -352,11 +353,12 @@ TEST_CASE("collider: a ray starting inside the solid reports the surface it leav
 }
 
 TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
-  for (const double voxel_size : {1.0, 0.5}) {
+  // As for rays: leaves of 8 and of 2.
+  for (const auto& [voxel_size, leaf] : {std::pair{1.0, 8}, std::pair{0.5, 8}, std::pair{1.0, 2}}) {
     auto world = randomWorld(41, voxel_size, 40);
     std::mt19937_64 rng(3);
     int queries = 0, nonempty = 0;
-    for (const Built& b : buildAll(*world)) {
+    for (const Built& b : buildAll(*world, {leaf, 32})) {
       const Collider& c = *b.collider;
       const ChunkCoord k = c.chunk();
       const P3 origin = vtp::oracle::chunkOrigin(c, voxel_size);
