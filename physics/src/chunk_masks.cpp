@@ -35,8 +35,9 @@ constexpr Clamp kSolid{0x8002, 0x8002}, kWater{0x0102, 0x0101};
 
 inline __m256i load16(const Voxel* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// 32 voxels -> 32 bits (the low half of the result): the compares packed to bytes (the permute undoes packs' 128-bit
-// lane interleave), then movemask. `clamped` sees each clamped vector.
+// 32 voxels -> 32 bits (the low half of the result): the compares packed to bytes, then movemask. Packs interleaves
+// 128-bit lanes, so bytes 1 and 2 of the result hold voxels 16-23 and 8-15; classify() swaps them back. `clamped`
+// sees each clamped vector.
 template <Clamp kClamp, typename Seen>
 inline std::uint64_t bits32(const Voxel* p, Seen clamped) {
   const __m256i clamp = _mm256_set1_epi16(short(kClamp.clamp)), match = _mm256_set1_epi16(short(kClamp.match));
@@ -44,11 +45,12 @@ inline std::uint64_t bits32(const Voxel* p, Seen clamped) {
   clamped(c0);
   clamped(c1);
   const __m256i packed = _mm256_packs_epi16(_mm256_cmpeq_epi16(c0, match), _mm256_cmpeq_epi16(c1, match));
-  return std::uint32_t(_mm256_movemask_epi8(_mm256_permute4x64_epi64(packed, 0xD8)));
+  return std::uint32_t(_mm256_movemask_epi8(packed));
 }
 
-// Step 1 over the whole box; the last word takes voxels 960-991 and the top 8 bits of 968-999. The words go through
-// memory once: built in registers four at a time, the compiler spills the vectors instead.
+// Step 1 over the whole box; the last word takes voxels 960-991 and the top 8 bits of 968-999 (byte 3 of bits32,
+// which packs leaves in place). The words go through memory once (built in registers four at a time, the compiler
+// spills the vectors instead); one byte shuffle per four words then swaps bytes 1, 2 and 5, 6 into voxel order.
 template <Clamp kClamp, typename Seen>
 void classify(const Voxel* box, BitString& s, Seen clamped) {
   alignas(32) std::uint64_t words[kWords];
@@ -56,7 +58,11 @@ void classify(const Voxel* box, BitString& s, Seen clamped) {
     words[w] = bits32<kClamp>(box + 64 * w, clamped) | bits32<kClamp>(box + 64 * w + 32, clamped) << 32;
   }
   words[kWords - 1] = bits32<kClamp>(box + 960, clamped) | (bits32<kClamp>(box + 968, clamped) >> 24) << 32;
-  for (int i = 0; i < 4; ++i) s[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(words + 4 * i));
+  const __m256i order = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15,  //
+                                         0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15);
+  for (int i = 0; i < 4; ++i) {
+    s[i] = _mm256_shuffle_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(words + 4 * i)), order);
+  }
 }
 
 // Step 3: s | s << k | s >> k over the string, with the carries between words taken from each lane's neighbours.
@@ -64,6 +70,7 @@ template <int k>
 void dilateAlong(BitString& s) {
   const __m256i zero = _mm256_setzero_si256();
   __m256i out[4];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
     const __m256i v = s[i], before = i > 0 ? s[i - 1] : zero, after = i < 3 ? s[i + 1] : zero;
     const __m256i prev = _mm256_alignr_epi8(v, _mm256_permute2x128_si256(before, v, 0x21), 8);  // words 4i - 1 ..
@@ -93,6 +100,7 @@ void dilate(BitString& s, SliceMask& out) {
   dilateAlong<1>(s);
   dilateAlong<10>(s);
   std::uint64_t words[kWords];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
     const __m128i lo = _mm256_castsi256_si128(s[i]), hi = _mm256_extracti128_si256(s[i], 1);
     words[4 * i] = std::uint64_t(_mm_cvtsi128_si64(lo));
@@ -105,6 +113,7 @@ void dilate(BitString& s, SliceMask& out) {
   for (int z = 0; z < 10; ++z) slice[z] = interior(words, z);
   // Z dilation, then zdil[z] (byte y of chunk slice z) transposed into out[y] (byte z).
   __m128i a[4];
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
     a[i] = _mm_set_epi64x(std::int64_t(slice[2 * i + 1] | slice[2 * i + 2] | slice[2 * i + 3]),
                           std::int64_t(slice[2 * i] | slice[2 * i + 1] | slice[2 * i + 2]));
