@@ -1,12 +1,13 @@
 #pragma once
 // The mask index's storage: an open-addressing hash table of small slots (key, tag, mask slot) with linear probing
-// and backward-shift deletion, and the MIXED chunks' masks in a separate dense array with a free list. A query's
-// lookup touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the
-// index guards it).
+// and backward-shift deletion, and the MIXED chunks' masks in a MaskStore (stable slots, reused). A query's lookup
+// touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the index
+// guards it; only the masks may be read without its lock, see mask_store.h).
 
 #include <cstdint>
 #include <vector>
 
+#include "mask_store.h"
 #include "vtp/physics/chunk_masks.h"
 #include "vtp/terrain/coords.h"
 
@@ -19,9 +20,7 @@ class MaskTable {
     MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
     std::uint32_t masks = 0;        // index into the mask array (kMixed only)
   };
-  struct Masks {
-    SliceMask solid, water;
-  };
+  using Masks = MaskStore::Masks;
 
   MaskTable() : m_slots(16) {}
 
@@ -33,7 +32,8 @@ class MaskTable {
       if (s.key == c) return &s;
     }
   }
-  const Masks& masksOf(const Slot& s) const { return m_masks[s.masks]; }
+  const Masks& masksOf(const Slot& s) const { return m_masks.at(s.masks); }
+  const MaskStore& store() const { return m_masks; }
 
   /// The entry of `c` as ChunkMasks (tag kEmpty when absent).
   ChunkMasks get(terrain::ChunkCoord c) const {
@@ -41,8 +41,8 @@ class MaskTable {
     if (!s) return {};
     ChunkMasks out{s->tag, {}, {}};
     if (s->tag == MaskTag::kMixed) {
-      out.solid = m_masks[s->masks].solid;
-      out.water = m_masks[s->masks].water;
+      out.solid = m_masks.at(s->masks).solid;
+      out.water = m_masks.at(s->masks).water;
     }
     return out;
   }
@@ -66,12 +66,9 @@ class MaskTable {
     placeMasks(*s, m);
   }
 
-  /// Releases unused capacity of the mask array (after a bulk build).
-  void shrink() { m_masks.shrink_to_fit(); }
-
   std::size_t size() const { return m_size; }
   std::size_t slotCount() const { return m_slots.size(); }
-  std::size_t maskCapacity() const { return m_masks.capacity(); }
+  std::size_t maskBytesAllocated() const { return m_masks.allocatedBytes(); }
   template <typename Fn>
   void forEach(Fn&& fn) const {
     for (const Slot& s : m_slots) {
@@ -87,25 +84,17 @@ class MaskTable {
   void placeMasks(Slot& s, const ChunkMasks& m) {
     const bool had = s.tag == MaskTag::kMixed;
     if (m.tag == MaskTag::kMixed) {
-      if (!had) {
-        if (m_free.empty()) {
-          s.masks = std::uint32_t(m_masks.size());
-          m_masks.emplace_back();
-        } else {
-          s.masks = m_free.back();
-          m_free.pop_back();
-        }
-      }
-      m_masks[s.masks] = {m.solid, m.water};
+      if (!had) s.masks = m_masks.allocate();
+      m_masks.store(s.masks, m);
     } else if (had) {
-      m_free.push_back(s.masks);
+      m_masks.release(s.masks);
     }
     s.tag = m.tag;
   }
 
   // Backward-shift deletion: later slots of the probe run move up, so lookups never need tombstones.
   void erase(Slot& slot) {
-    if (slot.tag == MaskTag::kMixed) m_free.push_back(slot.masks);
+    if (slot.tag == MaskTag::kMixed) m_masks.release(slot.masks);
     std::size_t i = std::size_t(&slot - m_slots.data());
     for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
       if (m_slots[j].tag == MaskTag::kEmpty) break;
@@ -133,8 +122,7 @@ class MaskTable {
 
   std::vector<Slot> m_slots;
   std::size_t m_size = 0;
-  std::vector<Masks> m_masks;
-  std::vector<std::uint32_t> m_free;
+  MaskStore m_masks;
 };
 
 }  // namespace vtp::physics
