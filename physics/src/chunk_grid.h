@@ -9,6 +9,8 @@
 // (the index's sequence number sends them back).
 // Cells are written with release stores and read with acquire loads: a reader that sees a slot sees its segment.
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -43,6 +45,8 @@ class ChunkGrid {
     g->m_lo = {std::int32_t(first[0]), std::int32_t(first[1]), std::int32_t(first[2])};
     for (int a = 0; a < 3; ++a) g->m_n[a] = std::int32_t(n[a]);
     g->m_hi = {g->m_lo.x + g->m_n[0] - 1, g->m_lo.y + g->m_n[1] - 1, g->m_lo.z + g->m_n[2] - 1};
+    g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
+    g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
     g->m_cells = std::make_unique<std::uint32_t[]>(std::size_t(cells));
     return g;
   }
@@ -58,6 +62,9 @@ class ChunkGrid {
   /// First and last chunk covered.
   terrain::ChunkCoord lo() const { return m_lo; }
   terrain::ChunkCoord hi() const { return m_hi; }
+  /// The same as SIMD lanes (x, y, z, z), for the query's fast path.
+  __m128i loLanes() const { return m_lanes[0]; }
+  __m128i hiLanes() const { return m_lanes[1]; }
   std::size_t cellCount() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]) * std::size_t(m_n[2]); }
 
   /// Index of chunk c's cell (c must be covered); x fastest, then y, then z.
@@ -78,6 +85,7 @@ class ChunkGrid {
 
  private:
   ChunkGrid() = default;
+  __m128i m_lanes[2];
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
   std::unique_ptr<std::uint32_t[]> m_cells;

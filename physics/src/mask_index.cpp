@@ -65,31 +65,41 @@ constexpr Footprints kFootprints;
 inline int firstIn(std::int32_t k, std::int32_t first_chunk, std::int32_t lo) { return k == first_chunk ? lo & 7 : 0; }
 inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { return k == last_chunk ? hi & 7 : 7; }
 
-// A body-sized range on the grid: at most two chunks per axis from `a`. Bit i of `axes` is set when axis i spans two
-// chunks, and PDEP spreads a counter over those bits, so the loop visits exactly the range's chunks in (z, y, x)
-// order with one loop branch. Each axis's pieces (footprints, slice ranges) are taken once for its first and second
-// chunk; results are written unconditionally and kept by advancing the count. Returns the number written to `touched`.
-std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, ChunkCoord a, unsigned axes,
+// A body-sized range (at most two chunks per axis, from `clo` to `chi`) on the grid. Clipped to the grid it starts
+// at `a`; bit i of `axes` is set when axis i still spans two chunks, and PDEP spreads a counter over those bits, so the
+// loop visits exactly the range's chunks in (z, y, x) order with one loop branch. Each axis's pieces (footprints,
+// slice ranges) are taken once for its first and second chunk, in SIMD lanes (x, y, z, z); results are written
+// unconditionally and kept by advancing the count. Returns the number written to `touched` (at most 8).
+std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span, __m128i clo, __m128i chi,
                       ChunkTouch* touched) {
-  std::uint64_t fx[2], fz[2];
-  int y_lo[2], y_hi[2];
-  for (int d = 0; d < 2; ++d) {
-    fx[d] = kFootprints.x[firstIn(a.x + d, r.chunk_lo.x, r.lo[0])][lastIn(a.x + d, r.chunk_hi.x, r.hi[0])];
-    fz[d] = kFootprints.z[firstIn(a.z + d, r.chunk_lo.z, r.lo[2])][lastIn(a.z + d, r.chunk_hi.z, r.hi[2])];
-    y_lo[d] = firstIn(a.y + d, r.chunk_lo.y, r.lo[1]);
-    y_hi[d] = lastIn(a.y + d, r.chunk_hi.y, r.hi[1]);
-  }
-  const std::size_t row = grid.rowStride(), slice = grid.sliceStride(), base = grid.indexOf(a);
+  const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
+  const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
+  const __m128i n = _mm_sub_epi32(b, a);
+  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return 0;  // outside the grid on some axis: no entries
+  const unsigned axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
+  // The first chunk holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is the
+  // range's last chunk); a second chunk starts at 0.
+  const __m128i last7 = _mm_and_si128(span.last, seven);
+  const __m128i lo0 = _mm_and_si128(_mm_cmpeq_epi32(a, clo), _mm_and_si128(span.first, seven));
+  const __m128i hi0 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(a, chi));
+  const __m128i hi1 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(_mm_add_epi32(a, one), chi));
+  const std::uint64_t fx[2] = {kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)],
+                               kFootprints.x[0][_mm_cvtsi128_si32(hi1)]};
+  const std::uint64_t fz[2] = {kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)],
+                               kFootprints.z[0][_mm_extract_epi32(hi1, 2)]};
+  const int y_lo[2] = {_mm_extract_epi32(lo0, 1), 0}, y_hi[2] = {_mm_extract_epi32(hi0, 1), _mm_extract_epi32(hi1, 1)};
+  const ChunkCoord first{_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)};
+  const std::size_t row = grid.rowStride(), slice = grid.sliceStride(), base = grid.indexOf(first);
   const unsigned count = 1u << std::popcount(axes);
-  std::size_t n = 0;
+  std::size_t written = 0;
   for (unsigned k = 0; k < count; ++k) {
     const unsigned d = _pdep_u32(k, axes), dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
     const std::uint32_t cell = grid.load(base + dx + dy * row + dz * slice);
-    const ChunkCoord c{a.x + std::int32_t(dx), a.y + std::int32_t(dy), a.z + std::int32_t(dz)};
-    n += touch(c, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, fx[dx] & fz[dz], y_lo[dy], y_hi[dy],
-               touched + n);
+    const ChunkCoord c{first.x + std::int32_t(dx), first.y + std::int32_t(dy), first.z + std::int32_t(dz)};
+    written += touch(c, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, fx[dx] & fz[dz], y_lo[dy], y_hi[dy],
+                     touched + written);
   }
-  return n;
+  return written;
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
@@ -105,10 +115,12 @@ void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store
   }
 }
 
-// Any other range on the grid: chunks a..b (the range clipped to the grid), skipping cells without an entry.
-void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, ChunkCoord a, ChunkCoord b,
-              std::vector<ChunkTouch>& out) {
+// Any other range on the grid: its chunks clipped to the grid, skipping cells without an entry.
+void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, std::vector<ChunkTouch>& out) {
   out.clear();
+  const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid.lo(), ghi = grid.hi();
+  const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};
+  const ChunkCoord b{std::min(chi.x, ghi.x), std::min(chi.y, ghi.y), std::min(chi.z, ghi.z)};
   for (std::int32_t z = a.z; z <= b.z; ++z)
     for (std::int32_t y = a.y; y <= b.y; ++y) {
       std::size_t i = grid.indexOf({a.x, y, z});
@@ -269,37 +281,42 @@ void MaskIndex::detach(PairTracker* tracker) {
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
-  QueryRange r;
-  if (!voxelRange(box, m_voxel_size, r)) return rangeErrorOf(box, m_voxel_size, "MaskIndex::query");
-  if (r.empty) return {};
+  VoxelSpan span;
+  if (!voxelSpan(box, m_voxel_size, span)) return rangeErrorOf(box, m_voxel_size, "MaskIndex::query");
+  if (span.empty()) return {};
   const State& state = *m_state;
-  const bool huge = r.chunkCount() > m_options.max_range_chunks;
-  // Fast path: the grid, as a seqlock reader (see State). Chunks outside the grid have no entry.
-  while (!huge) {
-    const std::uint64_t seq = state.seq.load(std::memory_order_acquire);
-    if (seq & 1) {
-      std::this_thread::yield();
-      continue;
+  const MaskStore& store = state.table.store();
+  // Fast paths: the grid, as a seqlock reader (see State); chunks outside the grid have no entry.
+  auto readGrid = [&](auto&& walk) {
+    for (;;) {
+      const std::uint64_t seq = state.seq.load(std::memory_order_acquire);
+      if (seq & 1) {
+        std::this_thread::yield();
+        continue;
+      }
+      const ChunkGrid* grid = state.grid.load(std::memory_order_acquire);
+      if (!grid) return false;
+      walk(*grid);
+      if (state.seq.load(std::memory_order_relaxed) == seq) return true;
     }
-    const ChunkGrid* grid = state.grid.load(std::memory_order_acquire);
-    if (!grid) break;
-    const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid->lo(), ghi = grid->hi();
-    const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};
-    const ChunkCoord b{std::min(chi.x, ghi.x), std::min(chi.y, ghi.y), std::min(chi.z, ghi.z)};
-    const std::uint32_t nx = std::uint32_t(b.x - a.x), ny = std::uint32_t(b.y - a.y), nz = std::uint32_t(b.z - a.z);
-    if ((nx | ny | nz) <= 1) {
-      // Uninitialised storage: ChunkTouch's member initialisers would cost a 128-byte clear per query.
-      alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
-      ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
-      const std::size_t n = walkSmall(*grid, state.table.store(), r, a, nx | ny << 1 | nz << 2, touched);
+  };
+  // At most two chunks per axis: the small walk (at most 8 chunks, so never "huge").
+  const __m128i clo = span.firstChunk(), chi = span.lastChunk();
+  if (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0) {
+    // Uninitialised storage: ChunkTouch's member initialisers would cost a 128-byte clear per query.
+    alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
+    ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
+    std::size_t n = 0;
+    if (readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, store, span, clo, chi, touched); })) {
       out.assign(touched, touched + n);
-    } else if (a.x <= b.x && a.y <= b.y && a.z <= b.z) {
-      walkGrid(*grid, state.table.store(), r, a, b, out);
-    } else {
-      out.clear();
+      return {};
     }
-    if (state.seq.load(std::memory_order_relaxed) == seq) return {};
+    state.querySlow(span.range(), false, out);
+    return {};
   }
+  const QueryRange r = span.range();
+  const bool huge = r.chunkCount() > m_options.max_range_chunks;
+  if (!huge && readGrid([&](const ChunkGrid& grid) { walkGrid(grid, store, r, out); })) return {};
   state.querySlow(r, huge, out);
   return {};
 }

@@ -33,10 +33,37 @@ struct QueryRange {
 /// precision beyond). [Unit: voxel]
 inline constexpr double kQueryLimit = 65536.0;
 
-/// The range of a query box into `r`; false when the box is invalid (rangeErrorOf says why). Both corners go through
-/// AVX (lane 3 repeats z): one division each and one compare per check, since every query pays for this; the rounding
-/// is the same IEEE operations as scalar code. `r.empty` when the box covers no voxel centre.
-[[gnu::always_inline]] inline bool voxelRange(const Aabb& box, double voxel_size, QueryRange& r) {
+/// The voxels of a valid query box in SIMD lanes (x, y, z, z), inclusive: what the mask index's fast path works on.
+struct VoxelSpan {
+  __m128i first, last;  // [Unit: voxel]
+  /// No voxel centre inside on some axis.
+  bool empty() const { return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(first, last))) != 0; }
+  /// Chunks by an arithmetic shift (floor division by the chunk size).
+  __m128i firstChunk() const { return _mm_srai_epi32(first, 3); }
+  __m128i lastChunk() const { return _mm_srai_epi32(last, 3); }
+  QueryRange range() const {
+    alignas(16) std::int32_t f[4], l[4], cf[4], cl[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(f), first);
+    _mm_store_si128(reinterpret_cast<__m128i*>(l), last);
+    _mm_store_si128(reinterpret_cast<__m128i*>(cf), firstChunk());
+    _mm_store_si128(reinterpret_cast<__m128i*>(cl), lastChunk());
+    QueryRange r;
+    for (int a = 0; a < 3; ++a) {
+      r.lo[a] = f[a];
+      r.hi[a] = l[a];
+    }
+    r.empty = empty();
+    r.chunk_lo = {cf[0], cf[1], cf[2]};
+    r.chunk_hi = {cl[0], cl[1], cl[2]};
+    return r;
+  }
+};
+static_assert(terrain::kChunkSize == 8);
+
+/// The voxel span of a query box into `s`; false when the box is invalid (rangeErrorOf says why). Both corners go
+/// through AVX (lane 3 repeats z): one division each and one compare per check, since every query pays for this; the
+/// rounding is the same IEEE operations as scalar code.
+[[gnu::always_inline]] inline bool voxelSpan(const Aabb& box, double voxel_size, VoxelSpan& s) {
   const __m256d size = _mm256_set1_pd(voxel_size);
   const __m256d lo = _mm256_setr_pd(box.min.x, box.min.y, box.min.z, box.min.z);
   const __m256d hi = _mm256_setr_pd(box.max.x, box.max.y, box.max.z, box.max.z);
@@ -49,26 +76,15 @@ inline constexpr double kQueryLimit = 65536.0;
                                   _mm256_cmp_pd(_mm256_and_pd(v_hi, magnitude), limit, _CMP_LT_OQ)),
                     _mm256_cmp_pd(lo, hi, _CMP_LE_OQ));
   if (_mm256_movemask_pd(valid) != 0xF) return false;
-  // Voxels ceil(lo - 1.5) .. floor(hi + 0.5), exact in int32 below the limit; chunks by an arithmetic shift (floor).
-  const __m128i first = _mm256_cvttpd_epi32(
+  // Voxels ceil(lo - 1.5) .. floor(hi + 0.5), exact in int32 below the limit.
+  s.first = _mm256_cvttpd_epi32(
       _mm256_round_pd(_mm256_sub_pd(v_lo, _mm256_set1_pd(1.5)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
-  const __m128i last = _mm256_cvttpd_epi32(
+  s.last = _mm256_cvttpd_epi32(
       _mm256_round_pd(_mm256_add_pd(v_hi, _mm256_set1_pd(0.5)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
-  static_assert(terrain::kChunkSize == 8);
-  const __m128i chunk_first = _mm_srai_epi32(first, 3), chunk_last = _mm_srai_epi32(last, 3);
-  r.lo[0] = _mm_cvtsi128_si32(first);
-  r.lo[1] = _mm_extract_epi32(first, 1);
-  r.lo[2] = _mm_extract_epi32(first, 2);
-  r.hi[0] = _mm_cvtsi128_si32(last);
-  r.hi[1] = _mm_extract_epi32(last, 1);
-  r.hi[2] = _mm_extract_epi32(last, 2);
-  r.chunk_lo = {_mm_cvtsi128_si32(chunk_first), _mm_extract_epi32(chunk_first, 1), _mm_extract_epi32(chunk_first, 2)};
-  r.chunk_hi = {_mm_cvtsi128_si32(chunk_last), _mm_extract_epi32(chunk_last, 1), _mm_extract_epi32(chunk_last, 2)};
-  r.empty = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(first, last))) != 0;
   return true;
 }
 
-/// Why voxelRange rejected `box`: a non-finite coordinate or min > max on an axis (kInvalidArgument), else a
+/// Why voxelSpan rejected `box`: a non-finite coordinate or min > max on an axis (kInvalidArgument), else a
 /// coordinate at or beyond 2^16 voxels from the origin (kOutOfRange); `who` names the caller in the message.
 inline Error rangeErrorOf(const Aabb& box, double voxel_size, const char* who) {
   const double lo[3] = {box.min.x, box.min.y, box.min.z}, hi[3] = {box.max.x, box.max.y, box.max.z};
@@ -86,9 +102,9 @@ inline Error rangeErrorOf(const Aabb& box, double voxel_size, const char* who) {
 
 /// The range of a query box, or rangeErrorOf's error.
 inline Result<QueryRange> queryRange(const Aabb& box, double voxel_size, const char* who) {
-  QueryRange r;
-  if (!voxelRange(box, voxel_size, r)) return rangeErrorOf(box, voxel_size, who);
-  return r;
+  VoxelSpan s;
+  if (!voxelSpan(box, voxel_size, s)) return rangeErrorOf(box, voxel_size, who);
+  return s.range();
 }
 
 }  // namespace vtp::physics
