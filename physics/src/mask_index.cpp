@@ -51,8 +51,8 @@ constexpr Footprints kFootprints;
   const MaskStore::Masks& m = store.at(slot);
   std::uint64_t solid = 0, water = 0;
   for (int y = y_lo; y <= y_hi; ++y) {
-    solid |= MaskStore::loadWord(m.solid[std::size_t(y)]);
-    water |= MaskStore::loadWord(m.water[std::size_t(y)]);
+    solid |= MaskStore::loadWord(m.solid(std::size_t(y)));
+    water |= MaskStore::loadWord(m.water(std::size_t(y)));
   }
   solid &= footprint;
   water &= footprint;

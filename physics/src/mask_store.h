@@ -19,8 +19,12 @@ namespace vtp::physics {
 
 class MaskStore {
  public:
-  struct Masks {
-    SliceMask solid, water;
+  /// One chunk's masks with the solid and water words of each Y slice side by side (solid(y), water(y)), on cache line
+  /// boundaries, so a query over a few slices reads one cache line or two, not always a solid and a water line.
+  struct alignas(64) Masks {
+    std::uint64_t words[16];
+    const std::uint64_t& solid(std::size_t y) const { return words[2 * y]; }
+    const std::uint64_t& water(std::size_t y) const { return words[2 * y + 1]; }
   };
   static constexpr std::uint32_t kNoMasks = 0, kAllSolid = 1, kAllWater = 2;
 
@@ -56,8 +60,8 @@ class MaskStore {
   void store(std::uint32_t slot, const ChunkMasks& m) {
     Masks& at = m_segments[slot >> kSegmentBits][slot & (kSegmentSize - 1)];
     for (std::size_t y = 0; y < 8; ++y) {
-      std::atomic_ref<std::uint64_t>(at.solid[y]).store(m.solid[y], std::memory_order_release);
-      std::atomic_ref<std::uint64_t>(at.water[y]).store(m.water[y], std::memory_order_release);
+      std::atomic_ref<std::uint64_t>(at.words[2 * y]).store(m.solid[y], std::memory_order_release);
+      std::atomic_ref<std::uint64_t>(at.words[2 * y + 1]).store(m.water[y], std::memory_order_release);
     }
   }
 

@@ -32,7 +32,6 @@ class MaskTable {
       if (s.key == c) return &s;
     }
   }
-  const Masks& masksOf(const Slot& s) const { return m_masks.at(s.masks); }
   const MaskStore& store() const { return m_masks; }
 
   /// The entry of `c` as ChunkMasks (tag kEmpty when absent).
@@ -41,8 +40,11 @@ class MaskTable {
     if (!s) return {};
     ChunkMasks out{s->tag, {}, {}};
     if (s->tag == MaskTag::kMixed) {
-      out.solid = m_masks.at(s->masks).solid;
-      out.water = m_masks.at(s->masks).water;
+      const Masks& m = m_masks.at(s->masks);
+      for (std::size_t y = 0; y < 8; ++y) {
+        out.solid[y] = m.solid(y);
+        out.water[y] = m.water(y);
+      }
     }
     return out;
   }
