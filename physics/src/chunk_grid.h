@@ -27,16 +27,17 @@ class ChunkGrid {
   static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 16 MB of cells
   static constexpr std::int64_t kCellsPerEntry = 64;
 
-  /// A grid covering [lo, hi] plus room on each side (4 chunks and a quarter of the extent, so a world that keeps
-  /// growing replaces its grid a logarithmic number of times), all cells empty; nullptr when that is too many cells
-  /// for `entries`.
-  static std::unique_ptr<ChunkGrid> make(terrain::ChunkCoord lo, terrain::ChunkCoord hi, std::size_t entries) {
+  /// A grid covering [lo, hi], all cells empty; nullptr when that is too many cells for `entries`. With `room`, each
+  /// side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its grid a
+  /// logarithmic number of times; without, the grid is tight (a loaded world's, which edits rarely grow).
+  static std::unique_ptr<ChunkGrid> make(terrain::ChunkCoord lo, terrain::ChunkCoord hi, std::size_t entries,
+                                         bool room) {
     const std::int64_t l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
     std::int64_t first[3], n[3];
     for (int a = 0; a < 3; ++a) {
-      const std::int64_t room = 4 + (h[a] - l[a] + 1) / 4;
-      first[a] = l[a] - room;
-      n[a] = h[a] - l[a] + 1 + 2 * room;
+      const std::int64_t extra = room ? 4 + (h[a] - l[a] + 1) / 4 : 0;
+      first[a] = l[a] - extra;
+      n[a] = h[a] - l[a] + 1 + 2 * extra;
       if (n[a] > kMaxCells || first[a] < INT32_MIN || first[a] + n[a] - 1 > INT32_MAX) return nullptr;
     }
     const std::int64_t cells = n[0] * n[1] * n[2];

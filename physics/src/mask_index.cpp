@@ -175,18 +175,18 @@ struct MaskIndex::State {
     if (g->contains(c)) {
       grids.back()->store(c, now ? ChunkGrid::cell(now->tag, MaskStore::querySlot(now->tag, now->masks)) : 0);
     } else if (now) {
-      makeGrid();
+      makeGrid(true);
     }
   }
-  // A grid over every entry (replacing the current one), or none when their range is too large.
-  void makeGrid() {
+  // A grid over every entry (replacing the current one), or none when their range is too large; `room` to grow into.
+  void makeGrid(bool room) {
     ChunkCoord lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
     table.forEach([&](const MaskTable::Slot& s) {
       lo = {std::min(lo.x, s.key.x), std::min(lo.y, s.key.y), std::min(lo.z, s.key.z)};
       hi = {std::max(hi.x, s.key.x), std::max(hi.y, s.key.y), std::max(hi.z, s.key.z)};
     });
     if (table.size() == 0) lo = hi = ChunkCoord{};
-    std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size());
+    std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room);
     if (g) {
       table.forEach([&](const MaskTable::Slot& s) {
         g->store(s.key, ChunkGrid::cell(s.tag, MaskStore::querySlot(s.tag, s.masks)));
@@ -232,7 +232,7 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
   for (ChunkCoord c : candidates) {
     if (std::optional<ChunkMasks> m = State::read(world, c, box)) m_state->apply(c, *m);
   }
-  m_state->makeGrid();
+  m_state->makeGrid(false);
   m_state->endWrite();
 }
 
