@@ -5,8 +5,10 @@
 /// world's change events, and the overlap query that physics asks for each body.
 ///
 /// Thread-safety: queries may run on any number of threads, concurrently with edits on the world; an edit updates
-/// the index before the edit call returns (under an exclusive lock, from the world's change listener), so a query
-/// that starts after an edit returned always sees it.
+/// the index before the edit call returns (from the world's change listener), so a query that starts after an edit
+/// returned always sees it. Queries take no lock while the index keeps its dense chunk grid (a query overlapping an
+/// edit's update starts over); a world spread too far for the grid, a huge box, masks() and stats() take a readers'
+/// lock that the edit's update holds exclusively.
 
 #include <cstddef>
 #include <cstdint>
