@@ -355,7 +355,7 @@ MaskIndexStats MaskIndex::stats() const {
   s.mixed = m_state->mixed;
   s.full_solid = m_state->full_solid;
   s.full_water = m_state->full_water;
-  s.mask_bytes = s.mixed * sizeof(MaskTable::Masks);
+  s.mask_bytes = m_state->table.maskBytesOwned();
   // Slots (key, tag, mask slot) at load factor <= 1/2, unused mask capacity, and the grids (current and replaced).
   s.index_bytes = m_state->table.slotCount() * sizeof(MaskTable::Slot) +
                   (m_state->table.maskBytesAllocated() - s.mask_bytes);

@@ -5,7 +5,8 @@
 // (loadWord), retrying when the index's sequence number says a write overlapped. The directory of segments is
 // replaced by one twice as large when full; replaced directories are kept, like the segments, until the store dies.
 // Slots 0-2 are sentinels that queries use for entries without masks: all zero (no entry), all-ones solid (FULL
-// solid), all-ones water (FULL water). Other slots are reused through a free list. Writes are not thread-safe (the
+// solid), all-ones water (FULL water); MIXED chunks whose masks equal a sentinel's share it (sharedSlot), which saves
+// memory and keeps their reads in one hot cache line. Other slots are reused through a free list. Writes are not thread-safe (the
 // index's exclusive lock serialises them).
 
 #include <atomic>
@@ -26,7 +27,7 @@ class MaskStore {
     const std::uint64_t& solid(std::size_t y) const { return words[2 * y]; }
     const std::uint64_t& water(std::size_t y) const { return words[2 * y + 1]; }
   };
-  static constexpr std::uint32_t kNoMasks = 0, kAllSolid = 1, kAllWater = 2;
+  static constexpr std::uint32_t kNoMasks = 0, kAllSolid = 1, kAllWater = 2, kFirstOwned = 3;
 
   MaskStore() {
     static constexpr std::uint64_t kOnes = ~std::uint64_t(0);
@@ -65,6 +66,21 @@ class MaskStore {
     }
   }
 
+  /// A sentinel holding exactly `m`'s words (all-ones solid and no water: common, most surface chunks dilate to
+  /// that), or kFirstOwned when `m` needs a slot of its own.
+  static std::uint32_t sharedSlot(const ChunkMasks& m) {
+    std::uint64_t solid_all = ~std::uint64_t(0), solid_any = 0, water_all = ~std::uint64_t(0), water_any = 0;
+    for (std::size_t y = 0; y < 8; ++y) {
+      solid_all &= m.solid[y];
+      solid_any |= m.solid[y];
+      water_all &= m.water[y];
+      water_any |= m.water[y];
+    }
+    if (~solid_all == 0 && water_any == 0) return kAllSolid;
+    if (~water_all == 0 && solid_any == 0) return kAllWater;
+    return kFirstOwned;
+  }
+
   /// The slot a query reads for an entry: its own for MIXED, else the sentinel that answers like the tag.
   static std::uint32_t querySlot(MaskTag tag, std::uint32_t mixed_slot) {
     return tag == MaskTag::kMixed ? mixed_slot
@@ -83,6 +99,9 @@ class MaskStore {
   static std::uint64_t loadWord(const std::uint64_t& w) {
     return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(w)).load(std::memory_order_acquire);
   }
+
+  /// Slots holding masks of their own (allocated, not released, not sentinels).
+  std::size_t ownedSlots() const { return m_used - m_free.size() - kFirstOwned; }
 
   /// Bytes of segments and directories.
   std::size_t allocatedBytes() const {

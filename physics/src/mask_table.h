@@ -18,7 +18,7 @@ class MaskTable {
   struct Slot {
     terrain::ChunkCoord key;
     MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
-    std::uint32_t masks = 0;        // index into the mask array (kMixed only)
+    std::uint32_t masks = 0;        // MaskStore slot (kMixed only; may be a shared sentinel)
   };
   using Masks = MaskStore::Masks;
 
@@ -71,6 +71,8 @@ class MaskTable {
   std::size_t size() const { return m_size; }
   std::size_t slotCount() const { return m_slots.size(); }
   std::size_t maskBytesAllocated() const { return m_masks.allocatedBytes(); }
+  /// Bytes of masks held by MIXED chunks of their own (shared sentinels excluded).
+  std::size_t maskBytesOwned() const { return m_masks.ownedSlots() * sizeof(Masks); }
   template <typename Fn>
   void forEach(Fn&& fn) const {
     for (const Slot& s : m_slots) {
@@ -83,20 +85,24 @@ class MaskTable {
   std::size_t mask() const { return m_slots.size() - 1; }
 
   // Gives a slot the masks of `m`: MIXED keeps (or takes) an entry of the mask array, others release theirs.
+  // MIXED masks equal to a sentinel's share that slot instead.
   void placeMasks(Slot& s, const ChunkMasks& m) {
-    const bool had = s.tag == MaskTag::kMixed;
-    if (m.tag == MaskTag::kMixed) {
-      if (!had) s.masks = m_masks.allocate();
+    const bool owned = ownsMasks(s);
+    const std::uint32_t shared = m.tag == MaskTag::kMixed ? MaskStore::sharedSlot(m) : MaskStore::kNoMasks;
+    if (m.tag == MaskTag::kMixed && shared == MaskStore::kFirstOwned) {
+      if (!owned) s.masks = m_masks.allocate();
       m_masks.store(s.masks, m);
-    } else if (had) {
-      m_masks.release(s.masks);
+    } else {
+      if (owned) m_masks.release(s.masks);
+      s.masks = shared;
     }
     s.tag = m.tag;
   }
+  static bool ownsMasks(const Slot& s) { return s.tag == MaskTag::kMixed && s.masks >= MaskStore::kFirstOwned; }
 
   // Backward-shift deletion: later slots of the probe run move up, so lookups never need tombstones.
   void erase(Slot& slot) {
-    if (slot.tag == MaskTag::kMixed) m_masks.release(slot.masks);
+    if (ownsMasks(slot)) m_masks.release(slot.masks);
     std::size_t i = std::size_t(&slot - m_slots.data());
     for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
       if (m_slots[j].tag == MaskTag::kEmpty) break;
