@@ -1,110 +1,127 @@
 // Chunk masks from a 10^3 box with bit operations only:
-//   1. classify: AVX2 turns every 32 voxels into 32 solid-inside bits and 32 water bits (two 1000-bit strings);
-//   2. X: each 4-row window of 40 bits (5 bytes, so windows start on byte boundaries) is ORed with itself shifted by
-//      one and two bits; the 8 bits of each row that belong to the chunk then hold the X-dilated row;
-//   3. Y and Z: byte rows are ORed three at a time with unaligned 8-byte loads, first along y, then along z;
-//   4. an 8x8 byte transpose turns the z-major result into one word per y slice (bit x + 8 z).
-// Technique after ../shared/research/masks-feasibility.md ("bit string" variant, without PEXT); the code is ours.
+//   1. classify: an AVX2 clamp and compare per voxel, packed to bytes and movemasked, turn every 64 voxels into one
+//      word of a 1000-bit string (bit v = box voxel v: x fastest, then y, then z). Water is rare: the solid pass also
+//      notes whether any material is water, and only then a second pass builds its string;
+//   2. tags straight from the strings (all ones, all zeros): FULL and EMPTY boxes stop here, and an empty string
+//      skips its dilation;
+//   3. dilation along x and y on the whole string: s | s << 1 | s >> 1, then the same by 10 bits (one row). Bits that
+//      wrap into the next row or slice land in the apron (x = 0 or 9, y = 0 or 9), which step 4 discards;
+//   4. per z slice, PEXT of the 8x8 interior (rows 1-8, x 1-8) into one word (bit x + 8 y); z dilation ORs three
+//      slices; an 8x8 byte transpose turns the z-major words into one word per y slice (bit x + 8 z).
+// Technique after ../shared/research/masks-feasibility.md ("bit string" variant); the code is ours.
 #include "vtp/physics/chunk_masks.h"
 
 #include <immintrin.h>
-
-#include <cstring>
 
 namespace vtp::physics {
 
 namespace {
 
-constexpr int kSide = 10;              // box side [Unit: voxel]
-constexpr int kRows = kSide * kSide;   // (y, z) rows of the box
-constexpr int kBitBytes = 128;         // 1000 bits plus room for 8-byte loads past the last window
+using terrain::Voxel;
 
-// Step 1: bit v of `solid` / `water` is set when box voxel v is solid-inside / water.
-void classify(const terrain::Voxel* box, std::uint8_t* solid, std::uint8_t* water) {
-  const __m256i low_byte = _mm256_set1_epi16(0x00FF), high_byte = _mm256_set1_epi16(short(0xFF00));
-  const __m256i solid_bits = _mm256_set1_epi16(0x00FE), one = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
-  // Per 16 voxels as u16 lanes (material low byte, occupancy high byte): solid-inside is the sign bit of
-  // v & ~(material < 2); water is material == 1 with a nonzero occupancy.
-  auto flags = [&](const terrain::Voxel* p, __m256i& s, __m256i& w) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    s = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(v, solid_bits), zero), v);
-    w = _mm256_andnot_si256(_mm256_cmpeq_epi16(_mm256_and_si256(v, high_byte), zero),
-                            _mm256_cmpeq_epi16(_mm256_and_si256(v, low_byte), one));
-  };
-  // 32 voxels -> 32 bits: packs keeps each lane's sign, the permute undoes the 128-bit lane interleave.
-  auto bits32 = [&](const terrain::Voxel* p, std::uint32_t& s_bits, std::uint32_t& w_bits) {
-    __m256i s0, w0, s1, w1;
-    flags(p, s0, w0);
-    flags(p + 16, s1, w1);
-    s_bits = std::uint32_t(_mm256_movemask_epi8(_mm256_permute4x64_epi64(_mm256_packs_epi16(s0, s1), 0xD8)));
-    w_bits = std::uint32_t(_mm256_movemask_epi8(_mm256_permute4x64_epi64(_mm256_packs_epi16(w0, w1), 0xD8)));
-  };
-  std::uint32_t s_bits, w_bits;
-  for (int v = 0; v + 32 <= kMaskBoxVolume; v += 32) {
-    bits32(box + v, s_bits, w_bits);
-    std::memcpy(solid + v / 8, &s_bits, 4);
-    std::memcpy(water + v / 8, &w_bits, 4);
-  }
-  // The last 8 voxels: the final 32 voxels again (overlapping), keeping their top byte.
-  bits32(box + kMaskBoxVolume - 32, s_bits, w_bits);
-  solid[kMaskBoxVolume / 8 - 1] = std::uint8_t(s_bits >> 24);
-  water[kMaskBoxVolume / 8 - 1] = std::uint8_t(w_bits >> 24);
+constexpr int kWords = 16;  // words of a 1000-bit string; bits 1000-1023 stay zero
+constexpr std::uint64_t kLastWord = (std::uint64_t(1) << (kMaskBoxVolume - 64 * (kWords - 1))) - 1;
+
+// A 1000-bit string as four 256-bit values (words 4i to 4i + 3 in value i), so the dilation runs in vector registers.
+using BitString = __m256i[4];
+
+// A voxel as a 16-bit lane is material + 256 occupancy. Clamping both bytes (unsigned min) to (2, 128) leaves exactly
+// 0x8002 for solid-inside voxels (material >= 2, occupancy >= 128), and clamping to (2, 1) leaves 0x0101 exactly for
+// water (material 1, occupancy >= 1): one min and one 16-bit compare per 16 voxels.
+struct Clamp {
+  std::uint16_t clamp, match;
+};
+constexpr Clamp kSolid{0x8002, 0x8002}, kWater{0x0102, 0x0101};
+
+inline __m256i load16(const Voxel* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// 32 voxels -> 32 bits (the low half of the result): the compares packed to bytes, then movemask. Packs interleaves
+// 128-bit lanes, so bytes 1 and 2 of the result hold voxels 16-23 and 8-15; classify() swaps them back. `clamped`
+// sees each clamped vector.
+template <Clamp kClamp, typename Seen>
+inline std::uint64_t bits32(const Voxel* p, Seen clamped) {
+  const __m256i clamp = _mm256_set1_epi16(short(kClamp.clamp)), match = _mm256_set1_epi16(short(kClamp.match));
+  const __m256i c0 = _mm256_min_epu8(load16(p), clamp), c1 = _mm256_min_epu8(load16(p + 16), clamp);
+  clamped(c0);
+  clamped(c1);
+  const __m256i packed = _mm256_packs_epi16(_mm256_cmpeq_epi16(c0, match), _mm256_cmpeq_epi16(c1, match));
+  return std::uint32_t(_mm256_movemask_epi8(packed));
 }
 
-// Steps 2-4 for one bit string: the dilated mask, plus the OR and AND of all its rows (for the tags).
-void dilate(const std::uint8_t* bits, SliceMask& out, unsigned& any, unsigned& all) {
-  // rows[y + 10 z]: byte x of the chunk row (box x = chunk x + 1) dilated along x; slack for 8-byte loads at y + 2.
-  // Built in registers 8 rows at a time and stored as whole words, so the 8-byte loads below forward cleanly.
-  alignas(16) std::uint8_t rows[kRows + 12];
-  constexpr std::uint64_t kWindow = (std::uint64_t(1) << 40) - 1;
-  std::uint64_t any_bits = 0, all_bits = kWindow;
-  for (int pair = 0; pair < kRows / 8 + 1; ++pair) {
-    // Two 4-row windows (5 bytes each, byte-aligned) give 8 row bytes; the last pair's second window is past the end.
-    std::uint64_t packed = 0;
-    for (int half = 0; half < 2; ++half) {
-      const int window = 2 * pair + half;
-      if (window >= kRows / 4) break;
-      std::uint64_t w;
-      std::memcpy(&w, bits + 5 * window, sizeof w);
-      w &= kWindow;
-      any_bits |= w;
-      all_bits &= w;
-      const std::uint64_t d = w | w >> 1 | w >> 2;  // bit x: box voxels x..x+2 (leaks across rows land in bits 8, 9)
-      // Bits 0-7 of each 10-bit row, packed into 4 bytes.
-      const std::uint64_t bytes = (d & 0xFF) | ((d >> 2) & 0xFF00) | ((d >> 4) & 0xFF0000) | ((d >> 6) & 0xFF000000);
-      packed |= bytes << (32 * half);
-    }
-    std::memcpy(rows + 8 * pair, &packed, sizeof packed);
+// Step 1 over the whole box; the last word takes voxels 960-991 and the top 8 bits of 968-999 (byte 3 of bits32,
+// which packs leaves in place). The words go through memory once (built in registers four at a time, the compiler
+// spills the vectors instead); one byte shuffle per four words then swaps bytes 1, 2 and 5, 6 into voxel order.
+template <Clamp kClamp, typename Seen>
+void classify(const Voxel* box, BitString& s, Seen clamped) {
+  alignas(32) std::uint64_t words[kWords];
+  for (int w = 0; w < kWords - 1; ++w) {
+    words[w] = bits32<kClamp>(box + 64 * w, clamped) | bits32<kClamp>(box + 64 * w + 32, clamped) << 32;
   }
-  std::memset(rows + kRows + 4, 0, 8);
-  // The 40-bit windows hold 4 rows each; fold them to one 10-bit row.
-  auto fold = [](std::uint64_t w, bool and_rows) {
-    unsigned r = unsigned(w) & 0x3FF;
-    for (int k = 1; k < 4; ++k) r = and_rows ? r & unsigned(w >> (10 * k)) : r | unsigned(w >> (10 * k));
-    return r & 0x3FF;
-  };
-  any = fold(any_bits, false);
-  all = fold(all_bits, true);
-  // Y then Z: OR of three neighbouring rows, eight rows per 8-byte word.
-  std::uint64_t ydil[kSide];
-  for (int z = 0; z < kSide; ++z) {
-    std::uint64_t a, b, c;
-    std::memcpy(&a, rows + kSide * z, 8);
-    std::memcpy(&b, rows + kSide * z + 1, 8);
-    std::memcpy(&c, rows + kSide * z + 2, 8);
-    ydil[z] = a | b | c;  // byte y: box rows y..y+2 at this z
+  words[kWords - 1] = bits32<kClamp>(box + 960, clamped) | (bits32<kClamp>(box + 968, clamped) >> 24) << 32;
+  const __m256i order = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15,  //
+                                         0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15);
+  for (int i = 0; i < 4; ++i) {
+    s[i] = _mm256_shuffle_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(words + 4 * i)), order);
   }
-  alignas(16) std::uint64_t zdil[8];
-  for (int z = 0; z < 8; ++z) zdil[z] = ydil[z] | ydil[z + 1] | ydil[z + 2];  // byte y of chunk slice z
-  // Transpose: zdil[z] byte y -> out[y] byte z.
-  const __m128i a01 = _mm_load_si128(reinterpret_cast<const __m128i*>(zdil));
-  const __m128i a23 = _mm_load_si128(reinterpret_cast<const __m128i*>(zdil + 2));
-  const __m128i a45 = _mm_load_si128(reinterpret_cast<const __m128i*>(zdil + 4));
-  const __m128i a67 = _mm_load_si128(reinterpret_cast<const __m128i*>(zdil + 6));
-  const __m128i t0 = _mm_unpacklo_epi8(a01, _mm_unpackhi_epi64(a01, a01));  // (z0, z1) per y
-  const __m128i t1 = _mm_unpacklo_epi8(a23, _mm_unpackhi_epi64(a23, a23));
-  const __m128i t2 = _mm_unpacklo_epi8(a45, _mm_unpackhi_epi64(a45, a45));
-  const __m128i t3 = _mm_unpacklo_epi8(a67, _mm_unpackhi_epi64(a67, a67));
+}
+
+// Step 3: s | s << k | s >> k over the string, with the carries between words taken from each lane's neighbours.
+template <int k>
+void dilateAlong(BitString& s) {
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i out[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m256i v = s[i], before = i > 0 ? s[i - 1] : zero, after = i < 3 ? s[i + 1] : zero;
+    const __m256i prev = _mm256_alignr_epi8(v, _mm256_permute2x128_si256(before, v, 0x21), 8);  // words 4i - 1 ..
+    const __m256i next = _mm256_alignr_epi8(_mm256_permute2x128_si256(v, after, 0x21), v, 8);   // words 4i + 1 ..
+    const __m256i up = _mm256_or_si256(_mm256_slli_epi64(v, k), _mm256_srli_epi64(prev, 64 - k));
+    const __m256i down = _mm256_or_si256(_mm256_srli_epi64(v, k), _mm256_slli_epi64(next, 64 - k));
+    out[i] = _mm256_or_si256(v, _mm256_or_si256(up, down));
+  }
+  for (int i = 0; i < 4; ++i) s[i] = out[i];
+}
+
+// Step 4's extraction: slice z's rows 1-8, x 1-8 as bit x + 8 y. Row 1 starts at bit 100 z + 10; the 80 bits of rows
+// 1-8 are read as a low word (rows 1-6 and x 0-3 of row 7) and 16 high bits.
+inline std::uint64_t interior(const std::uint64_t* s, int z) {
+  constexpr std::uint64_t kRow = 0x1FE;  // x 1-8 of a 10-bit row
+  constexpr std::uint64_t kLow = kRow | kRow << 10 | kRow << 20 | kRow << 30 | kRow << 40 | kRow << 50 | 0xEull << 60;
+  constexpr std::uint64_t kHigh = 0x1F | kRow << 6;  // x 4-8 of row 7, then row 8
+  constexpr int kLowBits = 51;                       // popcount(kLow)
+  const int start = 100 * z + 10, k = start / 64, sh = start % 64;
+  const std::uint64_t lo = sh == 0 ? s[k] : s[k] >> sh | s[k + 1] << (64 - sh);
+  const std::uint64_t hi = sh == 0 ? s[k + 1] : s[k + 1] >> sh | (sh > 48 ? s[k + 2] << (64 - sh) : 0);
+  return _pext_u64(lo, kLow) | _pext_u64(hi, kHigh) << kLowBits;
+}
+
+// Steps 3-4 for one string.
+void dilate(BitString& s, SliceMask& out) {
+  dilateAlong<1>(s);
+  dilateAlong<10>(s);
+  std::uint64_t words[kWords];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m128i lo = _mm256_castsi256_si128(s[i]), hi = _mm256_extracti128_si256(s[i], 1);
+    words[4 * i] = std::uint64_t(_mm_cvtsi128_si64(lo));
+    words[4 * i + 1] = std::uint64_t(_mm_extract_epi64(lo, 1));
+    words[4 * i + 2] = std::uint64_t(_mm_cvtsi128_si64(hi));
+    words[4 * i + 3] = std::uint64_t(_mm_extract_epi64(hi, 1));
+  }
+  std::uint64_t slice[10];
+#pragma GCC unroll 10
+  for (int z = 0; z < 10; ++z) slice[z] = interior(words, z);
+  // Z dilation, then zdil[z] (byte y of chunk slice z) transposed into out[y] (byte z).
+  __m128i a[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    a[i] = _mm_set_epi64x(std::int64_t(slice[2 * i + 1] | slice[2 * i + 2] | slice[2 * i + 3]),
+                          std::int64_t(slice[2 * i] | slice[2 * i + 1] | slice[2 * i + 2]));
+  }
+  const __m128i t0 = _mm_unpacklo_epi8(a[0], _mm_unpackhi_epi64(a[0], a[0]));  // (z0, z1) per y
+  const __m128i t1 = _mm_unpacklo_epi8(a[1], _mm_unpackhi_epi64(a[1], a[1]));
+  const __m128i t2 = _mm_unpacklo_epi8(a[2], _mm_unpackhi_epi64(a[2], a[2]));
+  const __m128i t3 = _mm_unpacklo_epi8(a[3], _mm_unpackhi_epi64(a[3], a[3]));
   const __m128i u0 = _mm_unpacklo_epi16(t0, t1), u1 = _mm_unpackhi_epi16(t0, t1);  // (z0..z3) per y
   const __m128i u2 = _mm_unpacklo_epi16(t2, t3), u3 = _mm_unpackhi_epi16(t2, t3);  // (z4..z7) per y
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data()), _mm_unpacklo_epi32(u0, u2));
@@ -113,26 +130,44 @@ void dilate(const std::uint8_t* bits, SliceMask& out, unsigned& any, unsigned& a
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out.data() + 6), _mm_unpackhi_epi32(u1, u3));
 }
 
+bool allClear(const BitString& s) {
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(s[0], s[1]), _mm256_or_si256(s[2], s[3]));
+  return _mm256_testz_si256(any, any);
+}
+bool allSet(const BitString& s) {
+  const __m256i pad = _mm256_set_epi64x(std::int64_t(~kLastWord), 0, 0, 0);  // bits 1000-1023 count as set
+  const __m256i all = _mm256_and_si256(_mm256_and_si256(s[0], s[1]), _mm256_and_si256(s[2], _mm256_or_si256(s[3], pad)));
+  return _mm256_testc_si256(all, _mm256_set1_epi64x(-1));
+}
+
 }  // namespace
 
-Result<ChunkMasks> buildChunkMasks(std::span<const terrain::Voxel> box) {
+Result<ChunkMasks> buildChunkMasks(std::span<const Voxel> box) {
   if (box.size() != std::size_t(kMaskBoxVolume)) {
     return Error{ErrorCode::kInvalidArgument, "buildChunkMasks: the box must hold 10^3 voxels", {}};
   }
-  alignas(16) std::uint8_t solid_bits[kBitBytes] = {}, water_bits[kBitBytes] = {};
-  classify(box.data(), solid_bits, water_bits);
-  ChunkMasks masks;
-  unsigned solid_any, solid_all, water_any, water_all;
-  dilate(solid_bits, masks.solid, solid_any, solid_all);
-  dilate(water_bits, masks.water, water_any, water_all);
-  if (solid_all == 0x3FF || water_all == 0x3FF || (solid_any | water_any) == 0) {
-    const MaskTag tag = solid_all == 0x3FF ? MaskTag::kFullSolid
-                        : water_all == 0x3FF ? MaskTag::kFullWater
-                                             : MaskTag::kEmpty;
-    return ChunkMasks{tag, {}, {}};
+  // The solid pass ORs its clamped vectors: bit 0 of a material byte is then set only by material 1, so without it
+  // the water string is all zero and its pass is skipped.
+  BitString solid;
+  __m256i seen = _mm256_setzero_si256();
+  classify<kSolid>(box.data(), solid, [&](__m256i c) { seen = _mm256_or_si256(seen, c); });
+  BitString water;
+  const bool water_pass = !_mm256_testz_si256(seen, _mm256_set1_epi16(1));
+  if (water_pass) classify<kWater>(box.data(), water, [](__m256i) {});
+  Result<ChunkMasks> result = ChunkMasks{};  // named, so the masks are written in place
+  ChunkMasks& masks = *result;
+  const bool any_solid = !allClear(solid), any_water = water_pass && !allClear(water);
+  if (!any_solid && !any_water) return result;  // kEmpty
+  if (allSet(solid)) {
+    masks.tag = MaskTag::kFullSolid;
+  } else if (any_water && allSet(water)) {
+    masks.tag = MaskTag::kFullWater;
+  } else {
+    masks.tag = MaskTag::kMixed;
+    if (any_solid) dilate(solid, masks.solid);
+    if (any_water) dilate(water, masks.water);
   }
-  masks.tag = MaskTag::kMixed;
-  return masks;
+  return result;
 }
 
 }  // namespace vtp::physics

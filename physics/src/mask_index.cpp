@@ -1,10 +1,18 @@
 #include "vtp/physics/mask_index.h"
 
-#include <algorithm>
-#include <cmath>
-#include <mutex>
-#include <shared_mutex>
+#include <immintrin.h>
 
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <thread>
+
+#include "chunk_grid.h"
 #include "mask_table.h"
 #include "query_range.h"
 #include "vtp/physics/pair_tracker.h"
@@ -19,35 +27,178 @@ using terrain::VoxelCoord;
 
 namespace {
 
-// x bits lo..hi of a row, and z rows lo..hi (whole bytes) of a slice word: the XZ footprint of a query in one chunk.
-constexpr std::uint8_t rowBits(int lo, int hi) { return std::uint8_t(((1u << (hi + 1)) - 1) & ~((1u << lo) - 1)); }
-constexpr std::uint64_t zRows(int lo, int hi) {
-  return (hi == 7 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * (hi + 1))) - 1) & ~((std::uint64_t(1) << (8 * lo)) - 1);
+// The XZ footprint of voxels x lo..hi, z lo..hi of one chunk in a slice word (bit x + 8 z): x bits repeated in every
+// row byte, and z rows lo..hi, both by table.
+struct Footprints {
+  std::uint64_t x[8][8] = {}, z[8][8] = {};
+  constexpr Footprints() {
+    for (int lo = 0; lo < 8; ++lo)
+      for (int hi = lo; hi < 8; ++hi) {
+        const std::uint64_t row = ((std::uint64_t(1) << (hi + 1)) - 1) & ~((std::uint64_t(1) << lo) - 1);
+        x[lo][hi] = row * 0x0101010101010101ull;
+        z[lo][hi] = (hi == 7 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * (hi + 1))) - 1) &
+                    ~((std::uint64_t(1) << (8 * lo)) - 1);
+      }
+  }
+};
+constexpr Footprints kFootprints;
+
+// One chunk of a query: the OR of its Y slices in the query's range, ANDed with its XZ footprint. `slot` is the
+// mask slot a query reads (MaskStore::querySlot: FULL and absent entries read sentinels), so there is no branch on
+// the tag. Mask words are read with MaskStore::loadWord (the fast path holds no lock). Returns whether it touches.
+[[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
+                                         std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
+  const MaskStore::Masks& m = store.at(slot);
+  std::uint64_t solid = 0, water = 0;
+  for (int y = y_lo; y <= y_hi; ++y) {
+    solid |= MaskStore::loadWord(m.solid(std::size_t(y)));
+    water |= MaskStore::loadWord(m.water(std::size_t(y)));
+  }
+  solid &= footprint;
+  water &= footprint;
+  std::construct_at(t, ChunkTouch{c, solid != 0, water != 0, tag});
+  return (solid | water) != 0;
+}
+
+// The query's voxels inside chunk k of its chunk range along one axis: from lo & 7 in the first chunk, to hi & 7 in
+// the last, whole chunks between (& 7 is the floor modulo for negative voxels too).
+inline int firstIn(std::int32_t k, std::int32_t first_chunk, std::int32_t lo) { return k == first_chunk ? lo & 7 : 0; }
+inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { return k == last_chunk ? hi & 7 : 7; }
+
+// A body-sized range (at most two chunks per axis, from `clo` to `chi`) on the grid. Clipped to the grid it starts
+// at `a`; bit i of `axes` is set when axis i still spans two chunks, and PDEP spreads a counter over those bits, so the
+// loop visits exactly the range's chunks in (z, y, x) order with one loop branch. Each axis's pieces (footprints,
+// slice ranges) are taken once for its first and second chunk, in SIMD lanes (x, y, z, z); results are written
+// unconditionally and kept by advancing the count. Returns the number written to `touched` (at most 8).
+std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span, __m128i clo, __m128i chi,
+                      ChunkTouch* touched) {
+  const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
+  const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
+  const __m128i n = _mm_sub_epi32(b, a);
+  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return 0;  // outside the grid on some axis: no entries
+  const unsigned axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
+  // The first chunk holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is the
+  // range's last chunk); a second chunk starts at 0.
+  const __m128i last7 = _mm_and_si128(span.last, seven);
+  const __m128i lo0 = _mm_and_si128(_mm_cmpeq_epi32(a, clo), _mm_and_si128(span.first, seven));
+  const __m128i hi0 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(a, chi));
+  const __m128i hi1 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(_mm_add_epi32(a, one), chi));
+  const std::uint64_t fx[2] = {kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)],
+                               kFootprints.x[0][_mm_cvtsi128_si32(hi1)]};
+  const std::uint64_t fz[2] = {kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)],
+                               kFootprints.z[0][_mm_extract_epi32(hi1, 2)]};
+  const int y_lo[2] = {_mm_extract_epi32(lo0, 1), 0}, y_hi[2] = {_mm_extract_epi32(hi0, 1), _mm_extract_epi32(hi1, 1)};
+  const ChunkCoord first{_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)};
+  const std::size_t row = grid.rowStride(), slice = grid.sliceStride(), base = grid.indexOf(first);
+  const unsigned count = 1u << std::popcount(axes);
+  std::size_t written = 0;
+  for (unsigned k = 0; k < count; ++k) {
+    const unsigned d = _pdep_u32(k, axes), dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
+    const std::uint32_t cell = grid.load(base + dx + dy * row + dz * slice);
+    const ChunkCoord c{first.x + std::int32_t(dx), first.y + std::int32_t(dy), first.z + std::int32_t(dz)};
+    written += touch(c, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, fx[dx] & fz[dz], y_lo[dy], y_hi[dy],
+                     touched + written);
+  }
+  return written;
+}
+
+// One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
+void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store, const QueryRange& r,
+           std::vector<ChunkTouch>& out) {
+  const std::uint64_t footprint =
+      kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &
+      kFootprints.z[firstIn(c.z, r.chunk_lo.z, r.lo[2])][lastIn(c.z, r.chunk_hi.z, r.hi[2])];
+  ChunkTouch t;
+  if (touch(c, tag, slot, store, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]),
+            &t)) {
+    out.push_back(t);
+  }
+}
+
+// Any other range on the grid: its chunks clipped to the grid, skipping cells without an entry.
+void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, std::vector<ChunkTouch>& out) {
+  out.clear();
+  const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid.lo(), ghi = grid.hi();
+  const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};
+  const ChunkCoord b{std::min(chi.x, ghi.x), std::min(chi.y, ghi.y), std::min(chi.z, ghi.z)};
+  for (std::int32_t z = a.z; z <= b.z; ++z)
+    for (std::int32_t y = a.y; y <= b.y; ++y) {
+      std::size_t i = grid.indexOf({a.x, y, z});
+      for (std::int32_t x = a.x; x <= b.x; ++x, ++i) {
+        if (const std::uint32_t cell = grid.load(i)) {
+          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, r, out);
+        }
+      }
+    }
 }
 
 }  // namespace
 
+// Concurrency. Edits (the world's listener, one at a time) and the slow query paths use `mutex`: exclusive for
+// edits, shared for queries without a grid, huge boxes, masks() and stats(). The fast path (a grid exists and the
+// range is not huge) takes no lock: it is a seqlock reader. An edit makes `seq` odd while it changes the table, the
+// masks and the grid, and even again after; a reader notes an even `seq`, walks the grid, and starts over unless
+// `seq` is unchanged. Everything the fast path reads is atomic (grid pointer, cells, mask words: release stores,
+// acquire loads, plain moves on x86), grids and mask segments are never freed while the index lives, so a reader
+// overlapping an edit reads stale but valid memory and then retries.
 struct MaskIndex::State {
   mutable std::shared_mutex mutex;
   MaskTable table;
   std::size_t mixed = 0, full_solid = 0, full_water = 0;
+  std::atomic<std::uint64_t> seq{0};
+  std::atomic<const ChunkGrid*> grid{nullptr};  // the current grid, or none (the entries' range is too large)
+  std::vector<std::unique_ptr<ChunkGrid>> grids;  // the current grid last, and every grid it replaced
 
   void count(MaskTag tag, int sign) {
     if (tag == MaskTag::kMixed) mixed += std::size_t(sign);
     if (tag == MaskTag::kFullSolid) full_solid += std::size_t(sign);
     if (tag == MaskTag::kFullWater) full_water += std::size_t(sign);
   }
-  // Reads chunk c's 10^3 box and stores its masks (or drops its entry when the box is empty).
-  void refresh(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
+  // Chunk c's masks from its 10^3 box; nothing when the box cannot be read (outside the readable range).
+  static std::optional<ChunkMasks> read(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
     const VoxelCoord o = terrain::chunkOrigin(c);
     const VoxelBox apron{{o.x - 1, o.y - 1, o.z - 1}, {o.x + kChunkSize + 1, o.y + kChunkSize + 1, o.z + kChunkSize + 1}};
-    if (!world.readBox(apron, box).ok()) return;  // outside the readable range: nothing stored there
+    if (!world.readBox(apron, box).ok()) return std::nullopt;
     Result<ChunkMasks> built = buildChunkMasks(box);
-    if (!built.ok()) return;
-    if (const MaskTable::Slot* old = table.find(c)) count(old->tag, -1);
-    table.set(c, *built);
-    count(built->tag, +1);
+    if (!built.ok()) return std::nullopt;
+    return *built;
   }
+  // Stores chunk c's masks (an empty tag drops its entry) in the table and the grid. Under the exclusive lock with
+  // `seq` odd.
+  void apply(ChunkCoord c, const ChunkMasks& m) {
+    if (const MaskTable::Slot* old = table.find(c)) count(old->tag, -1);
+    table.set(c, m);
+    count(m.tag, +1);
+    const ChunkGrid* g = grid.load(std::memory_order_relaxed);
+    if (!g) return;
+    const MaskTable::Slot* now = table.find(c);
+    if (g->contains(c)) {
+      grids.back()->store(c, now ? ChunkGrid::cell(now->tag, MaskStore::querySlot(now->tag, now->masks)) : 0);
+    } else if (now) {
+      makeGrid(true);
+    }
+  }
+  // A grid over every entry (replacing the current one), or none when their range is too large; `room` to grow into.
+  void makeGrid(bool room) {
+    ChunkCoord lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
+    table.forEach([&](const MaskTable::Slot& s) {
+      lo = {std::min(lo.x, s.key.x), std::min(lo.y, s.key.y), std::min(lo.z, s.key.z)};
+      hi = {std::max(hi.x, s.key.x), std::max(hi.y, s.key.y), std::max(hi.z, s.key.z)};
+    });
+    if (table.size() == 0) lo = hi = ChunkCoord{};
+    std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room);
+    if (g) {
+      table.forEach([&](const MaskTable::Slot& s) {
+        g->store(s.key, ChunkGrid::cell(s.tag, MaskStore::querySlot(s.tag, s.masks)));
+      });
+    }
+    grid.store(g.get(), std::memory_order_release);
+    if (g) grids.push_back(std::move(g));
+  }
+  // The seqlock's write side; the acquire-release increments keep the changes between them.
+  void beginWrite() { seq.fetch_add(1, std::memory_order_acq_rel); }
+  void endWrite() { seq.fetch_add(1, std::memory_order_release); }
+  void querySlow(const QueryRange& r, bool huge, std::vector<ChunkTouch>& out) const;
 };
 
 Result<std::unique_ptr<MaskIndex>> MaskIndex::createChecked(terrain::World& world, MaskIndexOptions options) {
@@ -77,8 +228,12 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<Voxel> box(kMaskBoxVolume);
-  for (ChunkCoord c : candidates) m_state->refresh(world, c, box);
-  m_state->table.shrink();
+  m_state->beginWrite();
+  for (ChunkCoord c : candidates) {
+    if (std::optional<ChunkMasks> m = State::read(world, c, box)) m_state->apply(c, *m);
+  }
+  m_state->makeGrid(false);
+  m_state->endWrite();
 }
 
 MaskIndex::~MaskIndex() { m_subscription.reset(); }
@@ -97,8 +252,15 @@ void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
   chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
   std::vector<Voxel> box(kMaskBoxVolume);
   {
+    // Read and build first, then store with `seq` odd: fast readers retry only while the stores run.
     std::unique_lock lock(m_state->mutex);
-    for (ChunkCoord c : chunks) m_state->refresh(m_world, c, box);
+    std::vector<std::pair<ChunkCoord, ChunkMasks>> built;
+    for (ChunkCoord c : chunks) {
+      if (std::optional<ChunkMasks> m = State::read(m_world, c, box)) built.emplace_back(c, *m);
+    }
+    m_state->beginWrite();
+    for (const auto& [c, m] : built) m_state->apply(c, m);
+    m_state->endWrite();
   }
   // Then the pair trackers re-evaluate their bodies (they query the index, so after the exclusive lock is gone).
   std::vector<VoxelBox> changed;
@@ -119,54 +281,66 @@ void MaskIndex::detach(PairTracker* tracker) {
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
-  const Result<QueryRange> range = queryRange(box, m_voxel_size, "MaskIndex::query");
-  if (!range) return range.error();
-  if (range->empty) return {};
-  const std::int64_t* lo = range->lo;
-  const std::int64_t* hi = range->hi;
-  const ChunkCoord clo = range->chunk_lo, chi = range->chunk_hi;
-
-  // The test of one chunk: FULL tags answer directly; MIXED ANDs the Y slices in range with the XZ footprint.
-  const MaskTable& table = m_state->table;
-  auto test = [&](const MaskTable::Slot& slot) {
-    const ChunkCoord c = slot.key;
-    ChunkTouch t{c, slot.tag == MaskTag::kFullSolid, slot.tag == MaskTag::kFullWater, slot.tag};
-    if (slot.tag == MaskTag::kMixed) {
-      const MaskTable::Masks& m = table.masksOf(slot);
-      const std::int64_t o[3] = {std::int64_t(c.x) * kChunkSize, std::int64_t(c.y) * kChunkSize,
-                                 std::int64_t(c.z) * kChunkSize};
-      int l[3], h[3];
-      for (int a = 0; a < 3; ++a) {
-        l[a] = int(std::max<std::int64_t>(lo[a] - o[a], 0));
-        h[a] = int(std::min<std::int64_t>(hi[a] - o[a], kChunkSize - 1));
+  VoxelSpan span;
+  if (!voxelSpan(box, m_voxel_size, span)) return rangeErrorOf(box, m_voxel_size, "MaskIndex::query");
+  if (span.empty()) return {};
+  const State& state = *m_state;
+  const MaskStore& store = state.table.store();
+  // Fast paths: the grid, as a seqlock reader (see State); chunks outside the grid have no entry.
+  auto readGrid = [&](auto&& walk) {
+    for (;;) {
+      const std::uint64_t seq = state.seq.load(std::memory_order_acquire);
+      if (seq & 1) {
+        std::this_thread::yield();
+        continue;
       }
-      const std::uint64_t footprint = (std::uint64_t(rowBits(l[0], h[0])) * 0x0101010101010101ull) & zRows(l[2], h[2]);
-      std::uint64_t solid = 0, water = 0;
-      for (int y = l[1]; y <= h[1]; ++y) {
-        solid |= m.solid[std::size_t(y)];
-        water |= m.water[std::size_t(y)];
-      }
-      t.solid = (solid & footprint) != 0;
-      t.water = (water & footprint) != 0;
+      const ChunkGrid* grid = state.grid.load(std::memory_order_acquire);
+      if (!grid) return false;
+      walk(*grid);
+      if (state.seq.load(std::memory_order_relaxed) == seq) return true;
     }
-    if (t.solid || t.water) out.push_back(t);
   };
-
-  std::shared_lock lock(m_state->mutex);
-  if (range->chunkCount() <= double(m_options.max_range_chunks)) {
-    for (std::int32_t z = clo.z; z <= chi.z; ++z)
-      for (std::int32_t y = clo.y; y <= chi.y; ++y)
-        for (std::int32_t x = clo.x; x <= chi.x; ++x) {
-          if (const MaskTable::Slot* slot = table.find({x, y, z})) test(*slot);
-        }
+  // At most two chunks per axis: the small walk (at most 8 chunks, so never "huge").
+  const __m128i clo = span.firstChunk(), chi = span.lastChunk();
+  if (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0) {
+    // Uninitialised storage: ChunkTouch's member initialisers would cost a 128-byte clear per query.
+    alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
+    ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
+    std::size_t n = 0;
+    if (readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, store, span, clo, chi, touched); })) {
+      out.assign(touched, touched + n);
+      return {};
+    }
+    state.querySlow(span.range(), false, out);
     return {};
   }
-  // A huge box: one pass over the entries instead of the range, then (z, y, x) order.
-  table.forEach([&](const MaskTable::Slot& slot) {
-    if (range->containsChunk(slot.key)) test(slot);
-  });
-  std::sort(out.begin(), out.end(), [](const ChunkTouch& a, const ChunkTouch& b) { return a.chunk < b.chunk; });
+  const QueryRange r = span.range();
+  const bool huge = r.chunkCount() > m_options.max_range_chunks;
+  if (!huge && readGrid([&](const ChunkGrid& grid) { walkGrid(grid, store, r, out); })) return {};
+  state.querySlow(r, huge, out);
   return {};
+}
+
+// The slow paths, under the shared lock: the hash table over the range (no grid), or one pass over the entries for a
+// huge box.
+void MaskIndex::State::querySlow(const QueryRange& r, bool huge, std::vector<ChunkTouch>& out) const {
+  out.clear();
+  std::shared_lock lock(mutex);
+  auto visitSlot = [&](const MaskTable::Slot& s) {
+    visit(s.key, s.tag, MaskStore::querySlot(s.tag, s.masks), table.store(), r, out);
+  };
+  if (!huge) {
+    for (std::int32_t z = r.chunk_lo.z; z <= r.chunk_hi.z; ++z)
+      for (std::int32_t y = r.chunk_lo.y; y <= r.chunk_hi.y; ++y)
+        for (std::int32_t x = r.chunk_lo.x; x <= r.chunk_hi.x; ++x) {
+          if (const MaskTable::Slot* slot = table.find({x, y, z})) visitSlot(*slot);
+        }
+    return;
+  }
+  table.forEach([&](const MaskTable::Slot& slot) {
+    if (r.containsChunk(slot.key)) visitSlot(slot);
+  });
+  std::sort(out.begin(), out.end(), [](const ChunkTouch& x, const ChunkTouch& y) { return x.chunk < y.chunk; });
 }
 
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
@@ -181,10 +355,11 @@ MaskIndexStats MaskIndex::stats() const {
   s.mixed = m_state->mixed;
   s.full_solid = m_state->full_solid;
   s.full_water = m_state->full_water;
-  s.mask_bytes = s.mixed * sizeof(MaskTable::Masks);
-  // Slots (key, tag, mask slot) at load factor <= 1/2, plus unused capacity of the mask array.
+  s.mask_bytes = m_state->table.maskBytesOwned();
+  // Slots (key, tag, mask slot) at load factor <= 1/2, unused mask capacity, and the grids (current and replaced).
   s.index_bytes = m_state->table.slotCount() * sizeof(MaskTable::Slot) +
-                  (m_state->table.maskCapacity() * sizeof(MaskTable::Masks) - s.mask_bytes);
+                  (m_state->table.maskBytesAllocated() - s.mask_bytes);
+  for (const auto& g : m_state->grids) s.index_bytes += g->cellCount() * sizeof(std::uint32_t);
   return s;
 }
 

@@ -1,12 +1,13 @@
 #pragma once
 // The mask index's storage: an open-addressing hash table of small slots (key, tag, mask slot) with linear probing
-// and backward-shift deletion, and the MIXED chunks' masks in a separate dense array with a free list. A query's
-// lookup touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the
-// index guards it).
+// and backward-shift deletion, and the MIXED chunks' masks in a MaskStore (stable slots, reused). A query's lookup
+// touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the index
+// guards it; only the masks may be read without its lock, see mask_store.h).
 
 #include <cstdint>
 #include <vector>
 
+#include "mask_store.h"
 #include "vtp/physics/chunk_masks.h"
 #include "vtp/terrain/coords.h"
 
@@ -17,11 +18,9 @@ class MaskTable {
   struct Slot {
     terrain::ChunkCoord key;
     MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
-    std::uint32_t masks = 0;        // index into the mask array (kMixed only)
+    std::uint32_t masks = 0;        // MaskStore slot (kMixed only; may be a shared sentinel)
   };
-  struct Masks {
-    SliceMask solid, water;
-  };
+  using Masks = MaskStore::Masks;
 
   MaskTable() : m_slots(16) {}
 
@@ -33,7 +32,7 @@ class MaskTable {
       if (s.key == c) return &s;
     }
   }
-  const Masks& masksOf(const Slot& s) const { return m_masks[s.masks]; }
+  const MaskStore& store() const { return m_masks; }
 
   /// The entry of `c` as ChunkMasks (tag kEmpty when absent).
   ChunkMasks get(terrain::ChunkCoord c) const {
@@ -41,8 +40,11 @@ class MaskTable {
     if (!s) return {};
     ChunkMasks out{s->tag, {}, {}};
     if (s->tag == MaskTag::kMixed) {
-      out.solid = m_masks[s->masks].solid;
-      out.water = m_masks[s->masks].water;
+      const Masks& m = m_masks.at(s->masks);
+      for (std::size_t y = 0; y < 8; ++y) {
+        out.solid[y] = m.solid(y);
+        out.water[y] = m.water(y);
+      }
     }
     return out;
   }
@@ -66,12 +68,11 @@ class MaskTable {
     placeMasks(*s, m);
   }
 
-  /// Releases unused capacity of the mask array (after a bulk build).
-  void shrink() { m_masks.shrink_to_fit(); }
-
   std::size_t size() const { return m_size; }
   std::size_t slotCount() const { return m_slots.size(); }
-  std::size_t maskCapacity() const { return m_masks.capacity(); }
+  std::size_t maskBytesAllocated() const { return m_masks.allocatedBytes(); }
+  /// Bytes of masks held by MIXED chunks of their own (shared sentinels excluded).
+  std::size_t maskBytesOwned() const { return m_masks.ownedSlots() * sizeof(Masks); }
   template <typename Fn>
   void forEach(Fn&& fn) const {
     for (const Slot& s : m_slots) {
@@ -84,28 +85,24 @@ class MaskTable {
   std::size_t mask() const { return m_slots.size() - 1; }
 
   // Gives a slot the masks of `m`: MIXED keeps (or takes) an entry of the mask array, others release theirs.
+  // MIXED masks equal to a sentinel's share that slot instead.
   void placeMasks(Slot& s, const ChunkMasks& m) {
-    const bool had = s.tag == MaskTag::kMixed;
-    if (m.tag == MaskTag::kMixed) {
-      if (!had) {
-        if (m_free.empty()) {
-          s.masks = std::uint32_t(m_masks.size());
-          m_masks.emplace_back();
-        } else {
-          s.masks = m_free.back();
-          m_free.pop_back();
-        }
-      }
-      m_masks[s.masks] = {m.solid, m.water};
-    } else if (had) {
-      m_free.push_back(s.masks);
+    const bool owned = ownsMasks(s);
+    const std::uint32_t shared = m.tag == MaskTag::kMixed ? MaskStore::sharedSlot(m) : MaskStore::kNoMasks;
+    if (m.tag == MaskTag::kMixed && shared == MaskStore::kFirstOwned) {
+      if (!owned) s.masks = m_masks.allocate();
+      m_masks.store(s.masks, m);
+    } else {
+      if (owned) m_masks.release(s.masks);
+      s.masks = shared;
     }
     s.tag = m.tag;
   }
+  static bool ownsMasks(const Slot& s) { return s.tag == MaskTag::kMixed && s.masks >= MaskStore::kFirstOwned; }
 
   // Backward-shift deletion: later slots of the probe run move up, so lookups never need tombstones.
   void erase(Slot& slot) {
-    if (slot.tag == MaskTag::kMixed) m_free.push_back(slot.masks);
+    if (ownsMasks(slot)) m_masks.release(slot.masks);
     std::size_t i = std::size_t(&slot - m_slots.data());
     for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
       if (m_slots[j].tag == MaskTag::kEmpty) break;
@@ -133,8 +130,7 @@ class MaskTable {
 
   std::vector<Slot> m_slots;
   std::size_t m_size = 0;
-  std::vector<Masks> m_masks;
-  std::vector<std::uint32_t> m_free;
+  MaskStore m_masks;
 };
 
 }  // namespace vtp::physics

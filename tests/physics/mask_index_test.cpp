@@ -905,6 +905,41 @@ TEST_CASE("MaskIndex query") {
     }
   }
 
+  SUBCASE("entries far outside the dense grid grow it, and a world spread too far for it answers from the hash table, "
+          "both exactly as the brute force does") {
+    auto world = makeWorld(1.0);
+    buildRandomWorld(*world, 61);
+    const auto index = makeIndex(*world);
+    std::mt19937_64 rng(62);
+    auto check = [&](const std::string& phase, const std::vector<P3>& centres) {
+      const ReferenceIndex reference = referenceIndex(*world);
+      std::vector<ChunkTouch> out;
+      for (int i = 0; i < 600; ++i) {
+        const P3& at = centres[std::size_t(i) % centres.size()];
+        P3 lo{}, hi{};
+        for (std::size_t a = 0; a < 3; ++a) {
+          lo[a] = at[a] + std::uniform_real_distribution<double>(-20, 20)(rng);
+          hi[a] = lo[a] + (i % 3 == 2 ? std::uniform_real_distribution<double>(0, 40)(rng)
+                                       : std::uniform_real_distribution<double>(0.5, 3)(rng));
+        }
+        const Aabb box = worldBox(lo, hi, 1.0);
+        REQUIRE(index->query(box, out).ok());
+        const auto expected = bruteQuery(reference, box, 1.0);
+        if (!sameTouches(out, expected)) {
+          FAIL_CHECK(phase << ": box " << str(box) << "\n  query:       " << str(out)
+                           << "\n  brute force: " << str(expected));
+        }
+      }
+    };
+    check("grid", {{0, 0, 0}});
+    REQUIRE(world->fillSphere({120.0, 4.0, -100.0}, 3.0, kRockId).ok());  // outside the grid and its room
+    check("grown grid", {{0, 0, 0}, {120, 4, -100}});
+    REQUIRE(world->fillSphere({30000.0, 0.0, -30000.0}, 3.0, kRockId).ok());  // too far for any grid
+    check("hash table", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+    REQUIRE(world->clearBox({{29990, -10, -30010}, {30010, 10, -29990}}).ok());
+    check("hash table after clearing", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+  }
+
   SUBCASE("a huge box reports every chunk with an entry exactly as the brute force does") {
     auto world = makeWorld(1.0);
     buildRandomWorld(*world, 51);

@@ -5,8 +5,10 @@
 /// world's change events, and the overlap query that physics asks for each body.
 ///
 /// Thread-safety: queries may run on any number of threads, concurrently with edits on the world; an edit updates
-/// the index before the edit call returns (under an exclusive lock, from the world's change listener), so a query
-/// that starts after an edit returned always sees it.
+/// the index before the edit call returns (from the world's change listener), so a query that starts after an edit
+/// returned always sees it. Queries take no lock while the index keeps its dense chunk grid (a query overlapping an
+/// edit's update starts over); a world spread too far for the grid, a huge box, masks() and stats() take a readers'
+/// lock that the edit's update holds exclusively.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +47,7 @@ struct MaskIndexOptions {
 struct MaskIndexStats {
   std::size_t entries = 0;  ///< Chunks with a non-empty 10^3 box.
   std::size_t mixed = 0, full_solid = 0, full_water = 0;
-  std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks only).
+  std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks; all-ones copies shared).
   std::size_t index_bytes = 0;  ///< Everything else: keys, tags, map slots and container slack (estimate).
 };
 

@@ -1,0 +1,95 @@
+#pragma once
+// The mask index's dense lookup: one 32-bit cell per chunk over a box of chunk coordinates that contains every entry,
+// so a query finds a chunk's entry with one load instead of a hash probe (../shared/research/masks-feasibility.md: 7.9
+// ns per visited chunk with a dense index against 14.5 with a hash map). Chunks outside the box have no entry. A cell
+// is the entry's tag plus, shifted left by 2, the mask slot a query reads (MaskStore::querySlot; cell 0: no entry,
+// sentinel slot 0). The index builds a grid only while its box stays small (kMaxCells, and at most kCellsPerEntry per
+// entry: a sparse world spread over a huge range keeps only the hash table) and replaces it by a larger one when an
+// entry falls outside; a replaced grid is kept until the index dies, because lock-free readers may still be walking it
+// (the index's sequence number sends them back).
+// Cells are written with release stores and read with acquire loads: a reader that sees a slot sees its segment.
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <memory>
+
+#include "vtp/physics/chunk_masks.h"
+#include "vtp/terrain/coords.h"
+
+namespace vtp::physics {
+
+class ChunkGrid {
+ public:
+  static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 16 MB of cells
+  static constexpr std::int64_t kCellsPerEntry = 64;
+
+  /// A grid covering [lo, hi], all cells empty; nullptr when that is too many cells for `entries`. With `room`, each
+  /// side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its grid a
+  /// logarithmic number of times; without, the grid is tight (a loaded world's, which edits rarely grow).
+  static std::unique_ptr<ChunkGrid> make(terrain::ChunkCoord lo, terrain::ChunkCoord hi, std::size_t entries,
+                                         bool room) {
+    const std::int64_t l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
+    std::int64_t first[3], n[3];
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t extra = room ? 4 + (h[a] - l[a] + 1) / 4 : 0;
+      first[a] = l[a] - extra;
+      n[a] = h[a] - l[a] + 1 + 2 * extra;
+      if (n[a] > kMaxCells || first[a] < INT32_MIN || first[a] + n[a] - 1 > INT32_MAX) return nullptr;
+    }
+    const std::int64_t cells = n[0] * n[1] * n[2];
+    if (cells > kMaxCells || cells > kCellsPerEntry * std::int64_t(std::max<std::size_t>(entries, 1024))) return nullptr;
+    auto g = std::unique_ptr<ChunkGrid>(new ChunkGrid);
+    g->m_lo = {std::int32_t(first[0]), std::int32_t(first[1]), std::int32_t(first[2])};
+    for (int a = 0; a < 3; ++a) g->m_n[a] = std::int32_t(n[a]);
+    g->m_hi = {g->m_lo.x + g->m_n[0] - 1, g->m_lo.y + g->m_n[1] - 1, g->m_lo.z + g->m_n[2] - 1};
+    g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
+    g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
+    g->m_cells = std::make_unique<std::uint32_t[]>(std::size_t(cells));
+    return g;
+  }
+
+  static std::uint32_t cell(MaskTag tag, std::uint32_t slot) { return std::uint32_t(tag) | slot << 2; }
+  static MaskTag tagOf(std::uint32_t cell) { return MaskTag(cell & 3); }
+  static std::uint32_t slotOf(std::uint32_t cell) { return cell >> 2; }
+
+  bool contains(terrain::ChunkCoord c) const {
+    return std::uint32_t(c.x - m_lo.x) < std::uint32_t(m_n[0]) && std::uint32_t(c.y - m_lo.y) < std::uint32_t(m_n[1]) &&
+           std::uint32_t(c.z - m_lo.z) < std::uint32_t(m_n[2]);
+  }
+  /// First and last chunk covered.
+  terrain::ChunkCoord lo() const { return m_lo; }
+  terrain::ChunkCoord hi() const { return m_hi; }
+  /// The same as SIMD lanes (x, y, z, z), for the query's fast path.
+  __m128i loLanes() const { return m_lanes[0]; }
+  __m128i hiLanes() const { return m_lanes[1]; }
+  std::size_t cellCount() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]) * std::size_t(m_n[2]); }
+
+  /// Index of chunk c's cell (c must be covered); x fastest, then y, then z.
+  std::size_t indexOf(terrain::ChunkCoord c) const {
+    return std::size_t(c.x - m_lo.x) +
+           std::size_t(m_n[0]) * (std::size_t(c.y - m_lo.y) + std::size_t(m_n[1]) * std::size_t(c.z - m_lo.z));
+  }
+
+  std::size_t rowStride() const { return std::size_t(m_n[0]); }
+  std::size_t sliceStride() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]); }
+
+  std::uint32_t load(std::size_t i) const {
+    return std::atomic_ref<std::uint32_t>(m_cells[i]).load(std::memory_order_acquire);
+  }
+  void store(terrain::ChunkCoord c, std::uint32_t value) {
+    std::atomic_ref<std::uint32_t>(m_cells[indexOf(c)]).store(value, std::memory_order_release);
+  }
+
+ private:
+  ChunkGrid() = default;
+  __m128i m_lanes[2];
+  terrain::ChunkCoord m_lo, m_hi;
+  std::int32_t m_n[3] = {};
+  std::unique_ptr<std::uint32_t[]> m_cells;
+};
+
+}  // namespace vtp::physics
