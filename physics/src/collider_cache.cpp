@@ -197,10 +197,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
 
 void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
   State& s = *m_state;
-  std::vector<ChunkCoord> chunks;
-  for (const terrain::ChangeEvent& e : events) appendAffectedChunks(e, chunks);
-  std::sort(chunks.begin(), chunks.end());
-  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  const std::vector<ChunkCoord> chunks = affectedChunks(events);
   std::vector<Entry*> dropped;
   for (const ChunkCoord c : chunks) {
     State::Shard& shard = s.shardOf(c);

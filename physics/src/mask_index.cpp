@@ -12,6 +12,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "affected_chunks.h"
 #include "chunk_grid.h"
 #include "mask_table.h"
 #include "query_range.h"
@@ -239,17 +240,8 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
 MaskIndex::~MaskIndex() { m_subscription.reset(); }
 
 void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
-  // Every chunk whose 10^3 box meets a changed voxel: the changed box grown by one voxel, in chunks.
-  std::vector<ChunkCoord> chunks;
-  for (const terrain::ChangeEvent& e : events) {
-    const ChunkCoord lo = terrain::chunkOf({e.changed.min.x - 1, e.changed.min.y - 1, e.changed.min.z - 1});
-    const ChunkCoord hi = terrain::chunkOf({e.changed.max.x, e.changed.max.y, e.changed.max.z});
-    for (std::int32_t z = lo.z; z <= hi.z; ++z)
-      for (std::int32_t y = lo.y; y <= hi.y; ++y)
-        for (std::int32_t x = lo.x; x <= hi.x; ++x) chunks.push_back({x, y, z});
-  }
-  std::sort(chunks.begin(), chunks.end());
-  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  // Every chunk whose 10^3 box meets a changed voxel.
+  const std::vector<ChunkCoord> chunks = affectedChunks(events);
   std::vector<Voxel> box(kMaskBoxVolume);
   {
     // Read and build first, then store with `seq` odd: fast readers retry only while the stores run.
