@@ -84,27 +84,37 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   if (_mm256_movemask_pd(inside) != 0xF || !chunkInPhysicsRange(chunk)) [[unlikely]] {
     return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
   }
+  // Inside, the ray runs along the unit direction u, its parameter s counting grid units: t = s * t_per_s. So the
+  // floats below are of moderate size whatever the caller's direction length (a direction of 1e-36 or 1e300 works).
+  const double d_max = std::max({std::abs(ray.direction[0]), std::abs(ray.direction[1]), std::abs(ray.direction[2])});
+  if (d_max == 0) [[unlikely]] return rayError(ErrorCode::kInvalidArgument, "the direction is zero");
+  const __m256d d_scaled = _mm256_mul_pd(direction, _mm256_set1_pd(1.0 / d_max));
+  alignas(32) double ds[4];
+  _mm256_store_pd(ds, d_scaled);
+  const double length = d_max * std::sqrt(ds[0] * ds[0] + ds[1] * ds[1] + ds[2] * ds[2]);  // |direction|
+  const __m256d unit = _mm256_mul_pd(direction, _mm256_set1_pd(1.0 / length));
   r.world = ray;
   r.voxel_size = voxel_size;
-  r.max_t = float(ray.max_t);
-  // The origin in the grid frame of the world, then of the chunk: the second step subtracts a multiple of 2048 and
-  // is exact, so every chunk's (integer part + fraction) is the same point.
+  r.t_per_s = 1.0 / (length * scale);
+  r.max_t = float(ray.max_t * length * scale);
+  // The origin's integer part is taken in the world's grid frame, then shifted by the chunk's origin (an integer
+  // multiple of 2048): every chunk gets the same fraction and the same point, bit for bit.
   const __m256d base = chunkGridOrigin(chunk);
-  const __m256d local = _mm256_sub_pd(o, base);
-  const __m256d whole = _mm256_floor_pd(local);
+  const __m256d whole = _mm256_floor_pd(o);
   alignas(16) std::int32_t whole_int[4];
   alignas(16) float frac[4], d[4], inv[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(whole_int), _mm256_cvttpd_epi32(whole));
-  _mm_store_ps(frac, _mm256_cvtpd_ps(_mm256_sub_pd(local, whole)));
+  _mm_store_si128(reinterpret_cast<__m128i*>(whole_int), _mm256_cvttpd_epi32(_mm256_sub_pd(whole, base)));
+  _mm_store_ps(frac, _mm256_cvtpd_ps(_mm256_sub_pd(o, whole)));
   // The segment's grid bounds, grown by 2 and saturated to int16 by the pack.
   const __m256d seg_lo = _mm256_sub_pd(_mm256_floor_pd(_mm256_sub_pd(_mm256_min_pd(o, e), base)), _mm256_set1_pd(2.0));
   const __m256d seg_hi = _mm256_add_pd(_mm256_ceil_pd(_mm256_sub_pd(_mm256_max_pd(o, e), base)), _mm256_set1_pd(2.0));
   alignas(16) std::int16_t segment[8];
   _mm_store_si128(reinterpret_cast<__m128i*>(segment),
                   _mm_packs_epi32(_mm256_cvttpd_epi32(seg_lo), _mm256_cvttpd_epi32(seg_hi)));
-  // Direction in grid units per t, and its reciprocals (a huge finite value for a zero component keeps the slab
-  // test free of NaN).
-  const __m128 d4 = _mm256_cvtpd_ps(_mm256_mul_pd(direction, scale4));
+  // The unit direction (components below 1e-30 flushed to 0, so no reciprocal overflows) and its reciprocals (a
+  // huge finite value for a zero component keeps the slab test free of NaN).
+  __m128 d4 = _mm256_cvtpd_ps(unit);
+  d4 = _mm_and_ps(d4, _mm_cmpge_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), d4), _mm_set1_ps(1e-30f)));
   const __m128 is_zero = _mm_cmpeq_ps(d4, _mm_setzero_ps());
   const __m128 huge = _mm_or_ps(_mm_set1_ps(1e30f), _mm_and_ps(d4, _mm_set1_ps(-0.0f)));
   _mm_store_ps(d, d4);
@@ -118,9 +128,6 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
     r.direction[std::size_t(a)] = d[a];
     r.inv_direction[std::size_t(a)] = inv[a];
     if (std::abs(d[a]) > abs_max) abs_max = std::abs(d[a]), r.kz = a;
-  }
-  if (abs_max == 0) [[unlikely]] {
-    return rayError(ErrorCode::kInvalidArgument, "the direction is zero (or below float range)");
   }
   // Woop et al.: z along the dominant axis, x and y the next two cyclically.
   r.shear_z = inv[r.kz];

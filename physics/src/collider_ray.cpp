@@ -106,7 +106,8 @@ unsigned testBlock(const std::int16_t* positions, const std::uint16_t* const* co
                                        _mm256_cmp_ps(w, zero, _CMP_GT_OQ));
   const __m256 det = _mm256_add_ps(_mm256_add_ps(u, v), w);
   const __m256 big_t = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(u, a.z), _mm256_mul_ps(v, b.z)), _mm256_mul_ps(w, c.z));
-  const __m256 t = _mm256_div_ps(big_t, det);
+  // + 0 turns a -0 (a hit at the origin seen along a negative axis) into +0, which sorts first as bits.
+  const __m256 t = _mm256_add_ps(_mm256_div_ps(big_t, det), zero);
   const __m256 in_range =
       _mm256_and_ps(_mm256_cmp_ps(t, zero, _CMP_GE_OQ), _mm256_cmp_ps(t, _mm256_set1_ps(limit), _CMP_LE_OQ));
   const __m256 hit = _mm256_andnot_ps(_mm256_and_ps(negative, positive),
@@ -220,7 +221,7 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
 
 RayHit Collider::makeHit(const ChunkRay& ray, int id, float t) const noexcept {
   RayHit h;
-  h.t = t;
+  h.t = double(t) * ray.t_per_s;
   h.triangle = id;
   h.material = materials()[id];
   for (int a = 0; a < 3; ++a) {

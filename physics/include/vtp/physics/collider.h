@@ -50,14 +50,15 @@ struct Ray {
 /// A ray prepared for one chunk (prepareRay). Plain data; cheap to copy.
 struct ChunkRay {
   std::array<std::int32_t, 3> origin_int{};  ///< Integer part of the origin in the chunk's grid frame.
-  std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1).
-  std::array<float, 3> direction{};          ///< Grid units per unit of t.
+  std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1) (the same in every chunk).
+  std::array<float, 3> direction{};          ///< The unit direction: the kernels' parameter s counts grid units.
   std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
   std::array<std::int16_t, 3> segment_min{}, segment_max{};  ///< Grid bounds of the segment, grown by 2, clamped.
   int kz = 2;  ///< The direction's largest axis (Woop's z; x and y are the next two axes cyclically).
   float shear_x = 0, shear_y = 0, shear_z = 0;
-  float max_t = 0;
-  Ray world;            ///< The ray as given, for hit points in world units.
+  float max_t = 0;       ///< The segment's end in s. [Unit: grid]
+  double t_per_s = 1;    ///< The caller's t per unit of s.
+  Ray world;             ///< The ray as given, for hit points in world units.
   double voxel_size = 1;
 };
 

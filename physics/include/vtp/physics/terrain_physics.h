@@ -1,0 +1,67 @@
+#pragma once
+/// \file
+/// The physics of one terrain world: the mask index (mask_index.h) and the collider cache (collider_cache.h), both
+/// kept current through the world's change events, and the queries that span chunks. Rays come first; contacts,
+/// water and the Bullet adapter build on this (issue 6).
+///
+/// Thread-safety: every query may run on any number of threads, concurrently with edits on the world (each query
+/// sees, per chunk, the terrain before or after a concurrent edit, never a mix inside one chunk).
+/// Range: physics answers within |x| < 2^16 voxels of the origin (CONVENTIONS); beyond is an error.
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "vtp/physics/collider.h"
+#include "vtp/physics/collider_cache.h"
+#include "vtp/physics/mask_index.h"
+#include "vtp/terrain/status.h"
+#include "vtp/terrain/world.h"
+
+namespace vtp::physics {
+
+struct TerrainPhysicsOptions {
+  MaskIndexOptions masks;
+  ColliderCacheOptions colliders;
+};
+
+/// A hit of a world ray: the collider hit (t along the ray as given, point, normal, material, front face) and its
+/// chunk.
+struct WorldRayHit {
+  RayHit hit;
+  terrain::ChunkCoord chunk;
+};
+
+class TerrainPhysics {
+ public:
+  /// Builds the mask index of `world` and an empty collider cache; both follow the world's edits. Must be destroyed
+  /// before the world. Errors: a CPU without x86-64-v3 (kUnsupportedCpu), invalid options (kInvalidArgument).
+  static Result<std::unique_ptr<TerrainPhysics>> create(terrain::World& world, TerrainPhysicsOptions options = {});
+
+  const MaskIndex& masks() const noexcept { return *m_masks; }
+  ColliderCache& colliders() noexcept { return *m_colliders; }
+  double voxelSize() const noexcept { return m_voxel_size; }
+
+  /// The closest surface hit with t in [0, ray.max_t] into `hit`; false when nothing is hit. Chunks are visited in
+  /// order of entry into their bounds grown by one voxel (where their triangles lie) and the walk stops when the next
+  /// chunk's entry exceeds the best hit. Errors: as prepareRay (kInvalidArgument, kOutOfRange).
+  Result<bool> raycastClosest(const Ray& ray, WorldRayHit& hit);
+  /// Whether any surface lies on the segment.
+  Result<bool> raycastAny(const Ray& ray);
+  /// Every hit on the segment, sorted by t (then chunk, then triangle), into `out` (cleared first). A ray through a
+  /// shared edge can report both triangles at the same t.
+  Status raycastAll(const Ray& ray, std::vector<WorldRayHit>& out);
+
+ private:
+  TerrainPhysics(terrain::World& world, std::unique_ptr<MaskIndex> masks, std::unique_ptr<ColliderCache> colliders);
+  // Visits the chunks whose grown bounds the segment enters, in order of entry; `visit(chunk, entry_t)` returns false
+  // to stop.
+  template <class Visit>
+  Status walkChunks(const Ray& ray, Visit&& visit);
+
+  double m_voxel_size;
+  std::unique_ptr<MaskIndex> m_masks;
+  std::unique_ptr<ColliderCache> m_colliders;
+};
+
+}  // namespace vtp::physics

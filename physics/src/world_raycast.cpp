@@ -1,0 +1,186 @@
+// Rays across chunks. The walk is a 3D DDA over the chunk grid (Amanatides and Woo, 1987) widened by one chunk: a
+// chunk's triangles lie within its bounds grown by one voxel (the mesher's spill), and the point where a ray enters
+// such grown bounds lies in a neighbour of the chunk, so every chunk the ray can hit is a neighbour of a chunk the DDA
+// visits, and is found no later than the DDA reaches its entry point. Candidates wait in a min-heap by that entry and
+// are released in order as the DDA passes it, so chunks are visited in order of entry and the walk can stop at the
+// first chunk entered beyond the best hit. Chunks without a MIXED mask with solid bits own no triangle and are
+// skipped without touching the collider cache.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <queue>
+#include <vector>
+
+#include "vtp/physics/terrain_physics.h"
+
+namespace vtp::physics {
+
+using terrain::ChunkCoord;
+
+namespace {
+
+struct Candidate {
+  double entry;
+  ChunkCoord chunk;
+  bool operator>(const Candidate& other) const {
+    return entry != other.entry ? entry > other.entry : other.chunk < chunk;
+  }
+};
+
+// Whether chunk c can own a triangle: a MIXED entry with some solid bit (a chunk of water only has none).
+bool mayOwnTriangles(const MaskIndex& masks, ChunkCoord c) {
+  const ChunkMasks m = masks.masks(c);
+  if (m.tag != MaskTag::kMixed) return false;
+  std::uint64_t any = 0;
+  for (const std::uint64_t w : m.solid) any |= w;
+  return any != 0;
+}
+
+}  // namespace
+
+template <class Visit>
+Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
+  {
+    ChunkRay check;  // validates the ray and its range once
+    if (Status s = prepareRay(ray, {0, 0, 0}, m_voxel_size, check); !s) return s;
+  }
+  const double size = terrain::kChunkSize * m_voxel_size, grow = m_voxel_size;
+  std::array<std::int64_t, 3> cell{}, step{};
+  std::array<double, 3> t_next{}, t_delta{}, inv{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double o = ray.origin[a], d = ray.direction[a];
+    cell[a] = std::int64_t(std::floor(o / size));
+    step[a] = d > 0 ? 1 : (d < 0 ? -1 : 0);
+    inv[a] = d != 0 ? 1.0 / d : 0.0;
+    t_next[a] = d == 0 ? HUGE_VAL : ((double(cell[a]) + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a];
+    t_delta[a] = d == 0 ? HUGE_VAL : size * std::abs(inv[a]);
+  }
+  // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them.
+  auto entryInto = [&](ChunkCoord c) {
+    double t0 = 0, t1 = ray.max_t;
+    const std::int64_t k[3] = {c.x, c.y, c.z};
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double lo = double(k[a]) * size - grow, hi = double(k[a] + 1) * size + grow, o = ray.origin[a];
+      if (ray.direction[a] == 0) {
+        if (o < lo || o > hi) return -1.0;
+        continue;
+      }
+      double near = (lo - o) * inv[a], far = (hi - o) * inv[a];
+      if (near > far) std::swap(near, far);
+      t0 = std::max(t0, near);
+      t1 = std::min(t1, far);
+    }
+    return t0 <= t1 ? t0 : -1.0;
+  };
+  thread_local std::vector<Candidate> heap_storage;
+  thread_local std::vector<ChunkCoord> seen;  // candidates already queued (a short window suffices: see below)
+  heap_storage.clear();
+  seen.clear();
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(std::greater<>{}, std::move(heap_storage));
+  double t_entry = 0;
+  bool going = true;
+  while (going) {
+    // Queue the neighbours of the current DDA chunk that the segment enters. A chunk stays a neighbour of the walk
+    // for at most a few consecutive DDA chunks, so checking the last few hundred queued chunks finds repeats.
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const ChunkCoord c{std::int32_t(cell[0] + dx), std::int32_t(cell[1] + dy), std::int32_t(cell[2] + dz)};
+          const std::size_t window = std::min<std::size_t>(seen.size(), 27 * 8);
+          if (std::find(seen.end() - std::ptrdiff_t(window), seen.end(), c) != seen.end()) continue;
+          seen.push_back(c);
+          const double entry = entryInto(c);
+          if (entry >= 0) heap.push({entry, c});
+        }
+    const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
+    t_entry = t_next[axis];
+    const bool more = t_entry <= ray.max_t;
+    // Release every candidate entered before the DDA's next chunk: none can be found later.
+    while (!heap.empty() && (!more || heap.top().entry <= t_entry)) {
+      const Candidate next = heap.top();
+      heap.pop();
+      if (!visit(next.chunk, next.entry)) {
+        going = false;
+        break;
+      }
+    }
+    if (!more) break;
+    cell[axis] += step[axis];
+    t_next[axis] += t_delta[axis];
+  }
+  return {};
+}
+
+Result<bool> TerrainPhysics::raycastClosest(const Ray& ray, WorldRayHit& hit) {
+  bool found = false;
+  double best = ray.max_t;
+  Status failed;
+  Status walked = walkChunks(ray, [&](ChunkCoord c, double entry) {
+    if (found && entry > best) return false;
+    if (!mayOwnTriangles(*m_masks, c)) return true;
+    auto pin = m_colliders->acquire(c);
+    if (!pin) {
+      failed = pin.error();
+      return false;
+    }
+    ChunkRay prepared;
+    if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) {
+      failed = s;
+      return false;
+    }
+    RayHit h;
+    if ((*pin)->closestHit(prepared, h) && (!found || h.t < best)) {
+      found = true;
+      best = h.t;
+      hit = {h, c};
+    }
+    return true;
+  });
+  if (!walked) return walked.error();
+  if (!failed) return failed.error();
+  return found;
+}
+
+Result<bool> TerrainPhysics::raycastAny(const Ray& ray) {
+  bool found = false;
+  Status failed;
+  Status walked = walkChunks(ray, [&](ChunkCoord c, double) {
+    if (!mayOwnTriangles(*m_masks, c)) return true;
+    auto pin = m_colliders->acquire(c);
+    ChunkRay prepared;
+    if (!pin) failed = pin.error();
+    else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;
+    else found = (*pin)->anyHit(prepared);
+    return failed.ok() && !found;
+  });
+  if (!walked) return walked.error();
+  if (!failed) return failed.error();
+  return found;
+}
+
+Status TerrainPhysics::raycastAll(const Ray& ray, std::vector<WorldRayHit>& out) {
+  out.clear();
+  thread_local std::vector<RayHit> hits(mesher::kMaxTriangles);
+  Status failed;
+  Status walked = walkChunks(ray, [&](ChunkCoord c, double) {
+    if (!mayOwnTriangles(*m_masks, c)) return true;
+    auto pin = m_colliders->acquire(c);
+    ChunkRay prepared;
+    if (!pin) failed = pin.error();
+    else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;
+    if (!failed) return false;
+    const int n = std::min((*pin)->allHits(prepared, hits), int(hits.size()));
+    for (int i = 0; i < n; ++i) out.push_back({hits[std::size_t(i)], c});
+    return true;
+  });
+  if (!walked) return walked;
+  if (!failed) return failed;
+  std::sort(out.begin(), out.end(), [](const WorldRayHit& a, const WorldRayHit& b) {
+    if (a.hit.t != b.hit.t) return a.hit.t < b.hit.t;
+    if (!(a.chunk == b.chunk)) return a.chunk < b.chunk;
+    return a.hit.triangle < b.hit.triangle;
+  });
+  return {};
+}
+
+}  // namespace vtp::physics
