@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -117,7 +118,17 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   const terrain::VoxelCoord o = terrain::chunkOrigin(chunk);
   const terrain::VoxelBox box{{o.x - 1, o.y - 1, o.z - 1},
                               {o.x + terrain::kChunkSize + 1, o.y + terrain::kChunkSize + 1, o.z + terrain::kChunkSize + 1}};
-  if (Status st = m_world.readBox(box, scratch.box); !st) return st.error();
+  // A seqlock read: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
+  // never the world's; read again until one read lies between two edits (edits are short and serialised).
+  for (;;) {
+    const std::uint64_t before = m_world.publishSequence();
+    if (before & 1) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (Status st = m_world.readBox(box, scratch.box); !st) return st.error();
+    if (m_world.publishSequence() == before) break;
+  }
   if (auto n = scratch.mesher.mesh(scratch.box, mesher::kApron, scratch.mesh); !n) return n.error();
   auto built = scratch.builder.build(scratch.mesh, chunk);
   if (!built) return built.error();
@@ -128,6 +139,29 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   fresh->collider = std::move(built.value());
   fresh->refs.store(1, std::memory_order_relaxed);  // the caller's pin
 
+  // Before evicting anything: an edit since the lookup (the box may be older than the world: serve it, it was the
+  // chunk at a published moment, but do not keep it), or another thread's build of the same chunk (use theirs).
+  // Checked again at insertion, since either can happen while room is made.
+  auto stale_or_theirs = [&]() -> Entry* {
+    if (shard.generation != generation) return fresh;
+    if (auto found = shard.map.find(chunk); found != shard.map.end()) {
+      found->second->refs.fetch_add(1, std::memory_order_relaxed);
+      return found->second;
+    }
+    return nullptr;
+  };
+  auto serve = [&](Entry* e) {
+    if (e == fresh) {
+      s.stale_builds.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      delete fresh;
+    }
+    return Pin(this, e);
+  };
+  {
+    std::lock_guard lock(shard.mutex);
+    if (Entry* e = stale_or_theirs()) return serve(e);
+  }
   if (fresh->bytes > m_budget) {  // could never fit: do not empty the cache for it
     s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
     return Pin(this, fresh);
@@ -170,19 +204,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   }
   {
     std::lock_guard lock(shard.mutex);
-    if (shard.generation != generation) {
-      // An edit in this shard since our lookup: the box we read may be older than the world. Serve it (it was the
-      // chunk's content at some published version) but do not keep it.
-      s.stale_builds.fetch_add(1, std::memory_order_relaxed);
-      return Pin(this, fresh);
-    }
-    if (auto found = shard.map.find(chunk); found != shard.map.end()) {
-      // Another thread built it meanwhile: use theirs.
-      Entry* e = found->second;
-      e->refs.fetch_add(1, std::memory_order_relaxed);
-      delete fresh;
-      return Pin(this, e);
-    }
+    if (Entry* e = stale_or_theirs()) return serve(e);
     fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
     fresh->counted = true;
     fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);

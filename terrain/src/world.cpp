@@ -1,6 +1,7 @@
 #include "vtp/terrain/world.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -18,6 +19,7 @@ namespace vtp::terrain {
 struct World::EditState {
   std::mutex mutex;
   std::mutex notify_mutex;  // held while listeners run; taken before `mutex` is released
+  std::atomic<std::uint64_t> publishing{0};  // odd while an edit publishes its chunks (see publishSequence)
 };
 
 // Boxes passed to readBox must stay this far inside int32 so chunk arithmetic cannot overflow. [Unit: voxel]
@@ -312,6 +314,8 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
 
 const Chunk* World::chunk(const ReadGuard&, ChunkCoord c) const { return m_table->findChunk(c); }
 
+std::uint64_t World::publishSequence() const { return m_edit->publishing.load(std::memory_order_seq_cst); }
+
 std::uint64_t World::chunkVersion(ChunkCoord c) const {
   ReadGuard guard = read();
   const ChunkTable::Slot* slot = ChunkTable::find(m_table->current(), c);
@@ -409,7 +413,9 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
     result.changed = unite(result.changed, diffs[i]);
   }
   m_epochs->reserve(slots.size());
+  m_edit->publishing.fetch_add(1, std::memory_order_seq_cst);  // odd: chunks of this edit are being published
   for (std::size_t i = 0; i < slots.size(); ++i) m_table->publish(*slots[i], std::move(versions[i]));
+  m_edit->publishing.fetch_add(1, std::memory_order_seq_cst);
   m_epochs->advanceAndReclaim();
 
   // Listeners run after the edit lock is released (so they may read, snapshot or save), under a notify lock taken

@@ -142,6 +142,11 @@ class World {
   /// Version counter of chunk c: 0 if never stored; grows with every edit that changes it (also when it becomes air).
   std::uint64_t chunkVersion(ChunkCoord c) const;
 
+  /// A sequence number that is odd while an edit is publishing its chunks and grows by 2 with every edit. A readBox
+  /// that starts and ends with the same even value saw the world between two edits, not partway through one (read
+  /// it before and after, as a seqlock reader does; the collider cache does).
+  std::uint64_t publishSequence() const;
+
   /// Calls fn(coord, chunk) for every stored chunk, in no particular order. fn must not edit the world.
   void forEachChunk(const ReadGuard& guard, const std::function<void(ChunkCoord, const Chunk&)>& fn) const;
 
