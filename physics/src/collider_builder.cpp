@@ -10,9 +10,9 @@ namespace vtp::physics {
 
 namespace {
 
-// Bytes read past the end of the index arrays by 8-wide loads (7 u16) and past the last vertex by 8-byte loads
-// (2 bytes); the materials follow the indices, so a few bytes of tail cover both for any triangle count.
-constexpr std::size_t kTailBytes = 16;
+// Nothing is read past the allocation: the SIMD kernels' 8-byte vertex loads read at most 2 bytes past the last
+// vertex, into the corner offsets that follow the positions (present whenever a vertex is), and every other load
+// stays inside its section.
 
 }  // namespace
 
@@ -37,7 +37,8 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   int vertices = 0;
   for (std::int32_t& r : m_remap)
     if (r == 0) r = vertices++;
-  if (vertices > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
+  // Corner offsets (3 x vertex index) must fit in 15 bits, bit 15 being the edge flag.
+  if (3 * (vertices - 1) > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
 
   // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes.
   m_bounds.resize(std::size_t(triangles));
@@ -69,10 +70,9 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   const std::size_t bytes = std::size_t(groups) * 6 * kLeafGroup * sizeof(std::int16_t) +
                             std::size_t(leaves + 1) * sizeof(std::uint16_t) +
                             std::size_t(vertices) * 3 * sizeof(std::int16_t) +
-                            std::size_t(triangles) * (3 * sizeof(std::uint16_t) + 1) + kTailBytes;
+                            std::size_t(triangles) * (3 * sizeof(std::uint16_t) + 1);
   std::unique_ptr<Collider> c(new Collider());
   c->m_data.reset(new std::byte[bytes]);
-  std::memset(c->m_data.get() + bytes - kTailBytes, 0, kTailBytes);  // every other byte is written below
   c->m_allocation_bytes = std::uint32_t(bytes);
   c->m_chunk = chunk;
   c->m_triangles = std::uint16_t(triangles);

@@ -50,8 +50,10 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
       sticks_out =
           _mm_or_si128(sticks_out, _mm_or_si128(_mm_cmpgt_epi16(lo8[a], leaf_lo), _mm_cmpgt_epi16(leaf_hi, hi8[a])));
     }
-    // Two mask bits per 16-bit lane; the even ones name the leaves. Empty lanes hold inverted boxes and always miss.
-    unsigned overlap = ~unsigned(_mm_movemask_epi8(miss)) & 0x5555u;
+    // Two mask bits per 16-bit lane; the even ones name the leaves. Lanes past the last leaf hold inverted boxes,
+    // which a query clamped to the int16 range can still "overlap": mask them by count.
+    const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * g);
+    unsigned overlap = ~unsigned(_mm_movemask_epi8(miss)) & 0x5555u & ((1u << (2 * valid)) - 1);
     // A leaf whose box lies inside the query box: every one of its triangles overlaps, no test needed (ids only).
     const unsigned inside = want_vertices ? 0u : ~unsigned(_mm_movemask_epi8(sticks_out)) & overlap;
     for (; overlap != 0; overlap &= overlap - 1) {
