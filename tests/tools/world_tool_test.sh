@@ -214,6 +214,28 @@ case $scenario in
     run 1 edit no_such_world.vtw out6.vtw --script cap.txt && one_error_line "missing world"
     ;;
 
+  raycast)
+    # A flat floor: rock below y = 0 over x, z in -16..16, nothing else.
+    printf 'box fill min=-16,-8,-16 max=16,0,16 material=rock\n' >floor.txt
+    run 0 edit "$empty" floor.vtw --script floor.txt || exit 1
+    printf '# down through the floor, off to the side, along it\n0.25 10 0.5 0.25 -10 0.5\n\n40 10 40 40 -10 40\n1 2 3\n' >rays.txt
+    run 1 raycast floor.vtw --rays rays.txt
+    [ "$(wc -l <out.txt)" -eq 3 ] || fail "raycast printed $(wc -l <out.txt) lines for 3 rays"
+    line1=$(sed -n 1p out.txt)
+    # Down from y = 10 to -10 meets the top at y = 0: half way, entering the solid, rock.
+    grep -q '^{"ray":0,"hits":\[{"t":0.5,"point":\[0.25,0.0,0.5\]' <<<"$line1" || fail "first ray: $line1"
+    grep -q '"material":"rock","material_id":2' <<<"$line1" || fail "first ray material: $line1"
+    grep -q '"front_face":true' <<<"$line1" || fail "first ray front_face: $line1"
+    grep -q '^{"ray":1,"hits":\[\]}$' <(sed -n 2p out.txt) || fail "a ray beside the floor hit: $(sed -n 2p out.txt)"
+    grep -q '^{"ray":2,"error":' <(sed -n 3p out.txt) || fail "a bad line gave no error: $(sed -n 3p out.txt)"
+    # --all: the top and the underside, in increasing t; stdin works too.
+    printf '0.25 10 0.5 0.25 -10 0.5\n' | timeout 60 "$tool" raycast floor.vtw --rays - --all >all.txt 2>err.txt ||
+      fail "raycast --all from stdin failed"
+    [ "$(grep -o '"t":' all.txt | wc -l)" -eq 2 ] || fail "--all: expected 2 hits: $(cat all.txt)"
+    grep -q '"front_face":true.*"front_face":false' all.txt || fail "--all: enter then leave: $(cat all.txt)"
+    run 1 raycast floor.vtw --rays missing.txt
+    one_error_line "missing ray file"
+    ;;
   readme_example)
     # The first code block of README "Edit scripts" is a script that applies cleanly to an empty world.
     awk '/<!-- edit-script -->/ { section = 1 } section && /^```/ { if (inside) exit; inside = 1; next } inside' \

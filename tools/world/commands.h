@@ -29,6 +29,7 @@ Command addCheckCommand(CLI::App& app);
 Command addCopyCommand(CLI::App& app);
 Command addEditCommand(CLI::App& app);
 Command addExportObjCommand(CLI::App& app);
+Command addRaycastCommand(CLI::App& app);
 
 /// loadWorldFile, but refusing anything that is not a regular file before opening it (opening a FIFO would block).
 Result<terrain::LoadedWorld> loadWorld(const std::filesystem::path& path, bool salvage);

@@ -1,4 +1,4 @@
-// vtp-world: inspect, validate, copy, script-edit and export world files. This file builds the command line and
+// vtp-world: inspect, validate, copy, script-edit, export and raycast world files. This file builds the command line and
 // dispatches to the subcommand that was named; each subcommand lives in its own file (commands.h).
 #include "cli.h"
 #include "commands.h"
@@ -15,7 +15,7 @@ int toolMain(int argc, char** argv) {
   app.fallthrough(false);
   const world::Command commands[] = {world::addInfoCommand(app), world::addCheckCommand(app),
                                      world::addCopyCommand(app), world::addEditCommand(app),
-                                     world::addExportObjCommand(app)};
+                                     world::addExportObjCommand(app), world::addRaycastCommand(app)};
 
   if (auto code = parseArgs(app, argc, argv)) return *code;
   for (const world::Command& command : commands) {
