@@ -1,7 +1,8 @@
-// README "Using vtp in your server": load a world, edit it, mesh a chunk, save it.
+// README "Using vtp in your server": load a world, edit it, mesh a chunk, cast a ray, save it.
 #include <cstdio>
 
 #include <vtp/mesher/surface_mesher.h>
+#include <vtp/physics/terrain_physics.h>
 #include <vtp/terrain/world.h>
 #include <vtp/terrain/world_file.h>
 
@@ -40,6 +41,14 @@ int main(int argc, char** argv) {
   auto triangles = mesher.mesh(box, vtp::mesher::kApron, mesh);
   if (!triangles.ok()) return 1;
   std::printf("chunk (0,0,0): %d triangles, %d vertices\n", *triangles, mesh.vertex_count);
+
+  // Physics: the mask index and the collider cache follow the world's edits; a ray straight down into the crater.
+  auto physics = vtp::physics::TerrainPhysics::create(world);
+  if (!physics.ok()) return 1;
+  vtp::physics::WorldRayHit hit;
+  auto found = (*physics)->raycastClosest({{10.0, 40.0, -6.0}, {0.0, -1.0, 0.0}, 80.0}, hit);
+  if (!found.ok() || !*found) return 1;
+  std::printf("ray down at (10, -6): ground at y = %.3f\n", hit.hit.point[1]);
 
   // Save atomically: the old file or the new one survives a crash, never a torn one.
   if (auto saved = saveWorldFile(world, argv[2]); !saved.ok()) {
