@@ -73,25 +73,29 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     return t0 <= t1 ? t0 : -1.0;
   };
   thread_local std::vector<Candidate> heap_storage;
-  thread_local std::vector<ChunkCoord> seen;  // candidates already queued (a short window suffices: see below)
   heap_storage.clear();
-  seen.clear();
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(std::greater<>{}, std::move(heap_storage));
   double t_entry = 0;
-  bool going = true;
+  bool going = true, first = true;
+  std::array<std::int64_t, 3> previous{};
   while (going) {
-    // Queue the neighbours of the current DDA chunk that the segment enters. A chunk stays a neighbour of the walk
-    // for at most a few consecutive DDA chunks, so checking the last few hundred queued chunks finds repeats.
+    // Queue the neighbours of the current DDA chunk that the segment enters, once each: the DDA's chunks move
+    // monotonically along every axis, so the steps a chunk neighbours form one run, and a neighbour of this chunk
+    // was queued before exactly when it also neighbours the previous one.
     for (int dz = -1; dz <= 1; ++dz)
       for (int dy = -1; dy <= 1; ++dy)
         for (int dx = -1; dx <= 1; ++dx) {
-          const ChunkCoord c{std::int32_t(cell[0] + dx), std::int32_t(cell[1] + dy), std::int32_t(cell[2] + dz)};
-          const std::size_t window = std::min<std::size_t>(seen.size(), 27 * 8);
-          if (std::find(seen.end() - std::ptrdiff_t(window), seen.end(), c) != seen.end()) continue;
-          seen.push_back(c);
+          const std::int64_t q[3] = {cell[0] + dx, cell[1] + dy, cell[2] + dz};
+          if (!first && std::abs(q[0] - previous[0]) <= 1 && std::abs(q[1] - previous[1]) <= 1 &&
+              std::abs(q[2] - previous[2]) <= 1) {
+            continue;
+          }
+          const ChunkCoord c{std::int32_t(q[0]), std::int32_t(q[1]), std::int32_t(q[2])};
           const double entry = entryInto(c);
           if (entry >= 0) heap.push({entry, c});
         }
+    first = false;
+    previous = cell;
     const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
     t_entry = t_next[axis];
     const bool more = t_entry <= ray.max_t;
