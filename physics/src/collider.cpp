@@ -88,14 +88,15 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   // floats below are of moderate size whatever the caller's direction length (a direction of 1e-36 or 1e300 works).
   const double d_max = std::max({std::abs(ray.direction[0]), std::abs(ray.direction[1]), std::abs(ray.direction[2])});
   if (d_max == 0) [[unlikely]] return rayError(ErrorCode::kInvalidArgument, "the direction is zero");
-  const __m256d d_scaled = _mm256_mul_pd(direction, _mm256_set1_pd(1.0 / d_max));
-  alignas(32) double ds[4];
-  _mm256_store_pd(ds, d_scaled);
-  const double length = d_max * std::sqrt(ds[0] * ds[0] + ds[1] * ds[1] + ds[2] * ds[2]);  // |direction|
-  const __m256d unit = _mm256_mul_pd(direction, _mm256_set1_pd(1.0 / length));
+  // |direction| and its reciprocal; components far from 1 are scaled first so the squares cannot overflow or vanish.
+  const double pre = d_max > 1e-150 && d_max < 1e150 ? 1.0 : 1.0 / d_max;
+  const double dx = ray.direction[0] * pre, dy = ray.direction[1] * pre, dz = ray.direction[2] * pre;
+  const double inv_length = pre / std::sqrt(dx * dx + dy * dy + dz * dz);  // 1 / |direction|
+  const double length = 1.0 / inv_length;
+  const __m256d unit = _mm256_mul_pd(direction, _mm256_set1_pd(inv_length));
   r.world = ray;
   r.voxel_size = voxel_size;
-  r.t_per_s = 1.0 / (length * scale);
+  r.t_per_s = inv_length * (voxel_size / kGridScale);
   r.max_t = float(ray.max_t * length * scale);
   // The origin's integer part is taken in the world's grid frame, then shifted by the chunk's origin (an integer
   // multiple of 2048): every chunk gets the same fraction and the same point, bit for bit.
