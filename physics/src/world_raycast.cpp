@@ -115,70 +115,63 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
   return {};
 }
 
-Result<bool> TerrainPhysics::raycastClosest(const Ray& ray, WorldRayHit& hit) {
-  bool found = false;
-  double best = ray.max_t;
+template <class Continue, class Visit>
+Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit) {
   Status failed;
   Status walked = walkChunks(ray, [&](ChunkCoord c, double entry) {
-    if (found && entry > best) return false;
-    if (!mayOwnTriangles(*m_masks, c)) return true;
-    auto pin = m_colliders->acquire(c);
-    if (!pin) {
-      failed = pin.error();
-      return false;
-    }
-    ChunkRay prepared;
-    if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) {
-      failed = s;
-      return false;
-    }
-    RayHit h;
-    if ((*pin)->closestHit(prepared, h) && (!found || h.t < best)) {
-      found = true;
-      best = h.t;
-      hit = {h, c};
-    }
-    return true;
-  });
-  if (!walked) return walked.error();
-  if (!failed) return failed.error();
-  return found;
-}
-
-Result<bool> TerrainPhysics::raycastAny(const Ray& ray) {
-  bool found = false;
-  Status failed;
-  Status walked = walkChunks(ray, [&](ChunkCoord c, double) {
-    if (!mayOwnTriangles(*m_masks, c)) return true;
-    auto pin = m_colliders->acquire(c);
-    ChunkRay prepared;
-    if (!pin) failed = pin.error();
-    else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;
-    else found = (*pin)->anyHit(prepared);
-    return failed.ok() && !found;
-  });
-  if (!walked) return walked.error();
-  if (!failed) return failed.error();
-  return found;
-}
-
-Status TerrainPhysics::raycastAll(const Ray& ray, std::vector<WorldRayHit>& out) {
-  out.clear();
-  thread_local std::vector<RayHit> hits(mesher::kMaxTriangles);
-  Status failed;
-  Status walked = walkChunks(ray, [&](ChunkCoord c, double) {
+    if (!keep_going(entry)) return false;
     if (!mayOwnTriangles(*m_masks, c)) return true;
     auto pin = m_colliders->acquire(c);
     ChunkRay prepared;
     if (!pin) failed = pin.error();
     else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;
     if (!failed) return false;
-    const int n = std::min((*pin)->allHits(prepared, hits), int(hits.size()));
-    for (int i = 0; i < n; ++i) out.push_back({hits[std::size_t(i)], c});
-    return true;
+    return visit(**pin, prepared, c);
   });
-  if (!walked) return walked;
-  if (!failed) return failed;
+  return walked ? failed : walked;
+}
+
+Result<bool> TerrainPhysics::raycastClosest(const Ray& ray, WorldRayHit& hit) {
+  bool found = false;
+  double best = ray.max_t;
+  Status s = walkColliders(
+      ray, [&](double entry) { return !found || entry <= best; },
+      [&](const Collider& collider, const ChunkRay& prepared, ChunkCoord c) {
+        RayHit h;
+        if (collider.closestHit(prepared, h) && (!found || h.t < best)) {
+          found = true;
+          best = h.t;
+          hit = {h, c};
+        }
+        return true;
+      });
+  if (!s) return s.error();
+  return found;
+}
+
+Result<bool> TerrainPhysics::raycastAny(const Ray& ray) {
+  bool found = false;
+  Status s = walkColliders(
+      ray, [](double) { return true; },
+      [&](const Collider& collider, const ChunkRay& prepared, ChunkCoord) {
+        found = collider.anyHit(prepared);
+        return !found;
+      });
+  if (!s) return s.error();
+  return found;
+}
+
+Status TerrainPhysics::raycastAll(const Ray& ray, std::vector<WorldRayHit>& out) {
+  out.clear();
+  thread_local std::vector<RayHit> hits(mesher::kMaxTriangles);
+  Status s = walkColliders(
+      ray, [](double) { return true; },
+      [&](const Collider& collider, const ChunkRay& prepared, ChunkCoord c) {
+        const int n = std::min(collider.allHits(prepared, hits), int(hits.size()));
+        for (int i = 0; i < n; ++i) out.push_back({hits[std::size_t(i)], c});
+        return true;
+      });
+  if (!s) return s;
   std::sort(out.begin(), out.end(), [](const WorldRayHit& a, const WorldRayHit& b) {
     if (a.hit.t != b.hit.t) return a.hit.t < b.hit.t;
     if (!(a.chunk == b.chunk)) return a.chunk < b.chunk;

@@ -58,6 +58,10 @@ class TerrainPhysics {
   // to stop.
   template <class Visit>
   Status walkChunks(const Ray& ray, Visit&& visit);
+  // walkChunks over the chunks that may own triangles (their masks have solid bits) while `keep_going(entry)`:
+  // `visit(collider, ray prepared for it, chunk)` returns false to stop. Returns the first error.
+  template <class Continue, class Visit>
+  Status walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit);
 
   double m_voxel_size;
   std::unique_ptr<MaskIndex> m_masks;
