@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <queue>
+#include <functional>
 #include <vector>
 
 #include "vtp/physics/terrain_physics.h"
@@ -72,9 +72,10 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     }
     return t0 <= t1 ? t0 : -1.0;
   };
-  thread_local std::vector<Candidate> heap_storage;
-  heap_storage.clear();
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(std::greater<>{}, std::move(heap_storage));
+  // A min-heap by entry in a per-thread vector, reused from ray to ray (no allocation once it has grown).
+  thread_local std::vector<Candidate> heap;
+  heap.clear();
+  const auto later = std::greater<>{};
   double t_entry = 0;
   bool going = true, first = true;
   std::array<std::int64_t, 3> previous{};
@@ -92,7 +93,10 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
           }
           const ChunkCoord c{std::int32_t(q[0]), std::int32_t(q[1]), std::int32_t(q[2])};
           const double entry = entryInto(c);
-          if (entry >= 0) heap.push({entry, c});
+          if (entry >= 0) {
+            heap.push_back({entry, c});
+            std::push_heap(heap.begin(), heap.end(), later);
+          }
         }
     first = false;
     previous = cell;
@@ -100,9 +104,10 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     t_entry = t_next[axis];
     const bool more = t_entry <= ray.max_t;
     // Release every candidate entered before the DDA's next chunk: none can be found later.
-    while (!heap.empty() && (!more || heap.top().entry <= t_entry)) {
-      const Candidate next = heap.top();
-      heap.pop();
+    while (!heap.empty() && (!more || heap.front().entry <= t_entry)) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const Candidate next = heap.back();
+      heap.pop_back();
       if (!visit(next.chunk, next.entry)) {
         going = false;
         break;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "physics/mask_reference.h"
+#include "support/collider_fingerprint.h"
 #include "ray_oracle.h"
 #include "support/random_world.h"
 #include "vtp/physics/collider_builder.h"
@@ -33,28 +34,12 @@ struct Built {
   std::unique_ptr<Collider> collider;
 };
 
-std::unique_ptr<Collider> buildCollider(const World& world, ChunkCoord c, ColliderBuilder& builder) {
-  static thread_local vtp::mesher::SurfaceMesher mesher;
-  static thread_local vtp::mesher::ChunkMesh mesh;
-  const auto box = vtp::test::readMaskBox(world, c);
-  REQUIRE(mesher.mesh(box, vtp::mesher::kApron, mesh).ok());
-  auto built = builder.build(mesh, c);
-  REQUIRE(built.ok());
-  return std::move(built.value());
-}
-
 // Every chunk near a stored one that owns triangles.
 std::vector<Built> buildAll(const World& world, KdBuildOptions options = {kLeafTriangles, 32}) {
   ColliderBuilder builder(options);
   std::vector<Built> out;
-  std::map<ChunkCoord, bool> near;
-  const WorldSnapshot snapshot = world.snapshot();
-  for (const auto& entry : snapshot.chunks())
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) near[{entry.coord.x + dx, entry.coord.y + dy, entry.coord.z + dz}] = true;
-  for (const auto& [c, unused] : near) {
-    auto collider = buildCollider(world, c, builder);
+  for (const ChunkCoord c : vtp::test::chunksNearStored(world)) {
+    auto collider = vtp::test::freshCollider(world, c, builder);
     if (collider->triangleCount() > 0) out.push_back({c, std::move(collider)});
   }
   return out;
@@ -332,7 +317,7 @@ TEST_CASE("collider: a ray starting inside the solid reports the surface it leav
   // Rock below y = 4 over chunks x, z in -1..0 (the origin is inside, 2.5 voxels deep).
   REQUIRE(world->fillBox(VoxelBox{{-8, -8, -8}, {8, 4, 8}}, 2).ok());
   ColliderBuilder builder;
-  auto collider = buildCollider(*world, {-1, 0, -1}, builder);
+  auto collider = vtp::test::freshCollider(*world, {-1, 0, -1}, builder);
   REQUIRE(collider->triangleCount() > 0);
   auto ray = prepareRay(Ray{{-3.5, 1.5, -4.5}, {0, 1, 0}, 10}, {-1, 0, -1}, 1.0);
   REQUIRE(ray.ok());

@@ -88,20 +88,7 @@ Aabb worldBox(P3 lo, P3 hi, double voxel_size) {
           {hi[0] * voxel_size, hi[1] * voxel_size, hi[2] * voxel_size}};
 }
 
-// Every chunk within 1 (26-neighbourhood) of a stored chunk: the only chunks whose 10^3 box can hold anything, and
-// the only ones that can own triangles.
-std::vector<ChunkCoord> chunksNearStored(const World& world) {
-  std::set<ChunkCoord> near;
-  const WorldSnapshot snapshot = world.snapshot();
-  for (const auto& entry : snapshot.chunks()) {
-    for (int dz = -1; dz <= 1; ++dz) {
-      for (int dy = -1; dy <= 1; ++dy) {
-        for (int dx = -1; dx <= 1; ++dx) near.insert({entry.coord.x + dx, entry.coord.y + dy, entry.coord.z + dz});
-      }
-    }
-  }
-  return {near.begin(), near.end()};
-}
+using vtp::test::chunksNearStored;
 
 // --- Brute-force oracle for query() -------------------------------------------------------------------------------
 

@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "support/collider_fingerprint.h"
 #include "support/random_world.h"
-#include "vtp/mesher/surface_mesher.h"
 #include "vtp/physics/collider_builder.h"
 
 using namespace vtp::terrain;
@@ -31,23 +31,10 @@ struct Brute {
 
 Brute buildBrute(const World& world) {
   Brute b;
-  std::set<ChunkCoord> near;
-  const WorldSnapshot snapshot = world.snapshot();
-  for (const auto& entry : snapshot.chunks())
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) near.insert({entry.coord.x + dx, entry.coord.y + dy, entry.coord.z + dz});
-  vtp::mesher::SurfaceMesher mesher;
-  vtp::mesher::ChunkMesh mesh;
   ColliderBuilder builder;
-  std::vector<Voxel> box(1000);
-  for (const ChunkCoord c : near) {
-    const VoxelCoord o = chunkOrigin(c);
-    REQUIRE(world.readBox({{o.x - 1, o.y - 1, o.z - 1}, {o.x + 9, o.y + 9, o.z + 9}}, box).ok());
-    REQUIRE(mesher.mesh(box, vtp::mesher::kApron, mesh).ok());
-    auto built = builder.build(mesh, c);
-    REQUIRE(built.ok());
-    if ((*built)->triangleCount() > 0) b.colliders.emplace(c, std::move(built.value()));
+  for (const ChunkCoord c : vtp::test::chunksNearStored(world)) {
+    auto collider = vtp::test::freshCollider(world, c, builder);
+    if (collider->triangleCount() > 0) b.colliders.emplace(c, std::move(collider));
   }
   return b;
 }

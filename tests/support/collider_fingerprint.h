@@ -1,8 +1,13 @@
 #pragma once
-// Test helpers for colliders: a fingerprint of a collider's content (its triangles in id order, with materials), and
-// the fingerprint of a chunk's collider built fresh from the world as it is now.
+// Test helpers for colliders: a chunk's collider built fresh from the world as it is now (the brute-force side of the
+// collider, cache and ray tests), and a fingerprint of a collider's content (its triangles in id order, with
+// materials).
+
+#include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "vtp/physics/collider.h"
 #include "vtp/physics/collider_builder.h"
@@ -26,17 +31,24 @@ inline std::uint64_t fingerprint(const physics::Collider& c) {
   return h;
 }
 
-/// The fingerprint of chunk c's collider built from the world's current content.
-inline std::uint64_t freshFingerprint(const terrain::World& world, terrain::ChunkCoord c) {
-  mesher::SurfaceMesher mesher;
-  mesher::ChunkMesh mesh;
-  physics::ColliderBuilder builder;
+/// Chunk c's collider built from the world's current content (its 10^3 box, the mesher, `builder`).
+inline std::unique_ptr<physics::Collider> freshCollider(const terrain::World& world, terrain::ChunkCoord c,
+                                                        physics::ColliderBuilder& builder) {
+  thread_local mesher::SurfaceMesher mesher;
+  thread_local mesher::ChunkMesh mesh;
   const terrain::VoxelCoord o = terrain::chunkOrigin(c);
   std::vector<terrain::Voxel> box(1000);
-  if (!world.readBox({{o.x - 1, o.y - 1, o.z - 1}, {o.x + 9, o.y + 9, o.z + 9}}, box).ok()) return 0;
-  if (!mesher.mesh(box, mesher::kApron, mesh).ok()) return 0;
+  REQUIRE(world.readBox({{o.x - 1, o.y - 1, o.z - 1}, {o.x + 9, o.y + 9, o.z + 9}}, box).ok());
+  REQUIRE(mesher.mesh(box, mesher::kApron, mesh).ok());
   auto built = builder.build(mesh, c);
-  return built.ok() ? fingerprint(**built) : 0;
+  REQUIRE(built.ok());
+  return std::move(built.value());
+}
+
+/// The fingerprint of chunk c's collider built from the world's current content.
+inline std::uint64_t freshFingerprint(const terrain::World& world, terrain::ChunkCoord c) {
+  physics::ColliderBuilder builder;
+  return fingerprint(*freshCollider(world, c, builder));
 }
 
 }  // namespace vtp::test

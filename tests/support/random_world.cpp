@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "vtp/terrain/hash.h"
 
 namespace vtp::test {
@@ -53,5 +55,18 @@ std::vector<Voxel> voxelsOneByOne(const World& world, const VoxelBox& box) {
 }
 
 std::uint64_t contentHash(const World& world) { return worldHash(world); }
+
+std::vector<ChunkCoord> chunksNearStored(const World& world) {
+  std::set<ChunkCoord> near;
+  const WorldSnapshot snapshot = world.snapshot();
+  for (const auto& entry : snapshot.chunks()) {
+    for (int dz = -1; dz <= 1; ++dz) {
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) near.insert({entry.coord.x + dx, entry.coord.y + dy, entry.coord.z + dz});
+      }
+    }
+  }
+  return {near.begin(), near.end()};
+}
 
 }  // namespace vtp::test

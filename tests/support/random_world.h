@@ -23,6 +23,10 @@ void randomEdits(terrain::World& world, const terrain::VoxelBox& region, int edi
 /// Every voxel of `box`, read one at a time with World::voxel (the brute-force oracle for readBox).
 std::vector<terrain::Voxel> voxelsOneByOne(const terrain::World& world, const terrain::VoxelBox& box);
 
+/// Every chunk within 1 (26-neighbourhood) of a stored chunk, sorted: the only chunks whose 10^3 box can hold
+/// anything, and the only ones that can own triangles (the brute-force enumeration of the physics tests).
+std::vector<terrain::ChunkCoord> chunksNearStored(const terrain::World& world);
+
 /// Encoded world bytes (the content hash tests compare).
 std::uint64_t contentHash(const terrain::World& world);
 
