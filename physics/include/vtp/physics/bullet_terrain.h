@@ -1,0 +1,74 @@
+#pragma once
+/// \file
+/// The terrain inside a Bullet world: one static collision object standing for the whole terrain, and a collision
+/// algorithm registered with the world's own btCollisionDispatcher for terrain against every convex shape, so ordinary
+/// btRigidBody objects collide with the terrain with no further code. Per body it keeps one btPersistentManifold per
+/// body-chunk pair, created and released as the pair tracker reports pairs added and removed. Bullet's rayTest,
+/// convexSweepTest, contactTest and continuous collision against the terrain object also work; rays and sweeps walk
+/// the chunks along their path instead of gathering triangles over their whole bounding box.
+///
+/// The library sets no process-global Bullet state (no gContactAddedCallback, no custom allocator, no global
+/// dispatcher functions): everything is registered on the given world's dispatcher and undone on destruction.
+///
+/// Thread-safety: like the btCollisionWorld it is attached to (one stepping thread). Edit the terrain between steps;
+/// then call wakeBodies() so bodies resting where the terrain changed are activated.
+
+#include <btBulletDynamicsCommon.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "vtp/physics/terrain_physics.h"
+#include "vtp/terrain/status.h"
+
+namespace vtp::physics {
+
+struct BulletTerrainOptions {
+  /// A body-chunk manifold keeps its terrain-side points and normals while its body stays within this distance of
+  /// the pose they were found at (and turns less than max_reuse_angle) and the chunk is not edited; depths are
+  /// re-evaluated every step. 0 disables reuse. [Unit: voxel]
+  double max_reuse_distance = 0.01;
+  /// [Unit: radian] (0.5 degree)
+  double max_reuse_angle = 0.00872664626;
+};
+
+/// Counters since attach (or the last resetStats()).
+struct BulletTerrainStats {
+  std::uint64_t narrowphase_calls = 0;        ///< Body-terrain algorithm runs.
+  std::uint64_t empty_narrowphase_calls = 0;  ///< ... of which produced no contact point.
+  std::uint64_t gjk_calls = 0;                ///< Per-triangle GJK/EPA runs (specialised tests not counted).
+  std::uint64_t contacts = 0;                 ///< Contact points written into manifolds.
+  std::uint64_t reused_manifolds = 0;         ///< Body-chunk manifolds refreshed without a new triangle search.
+  std::uint64_t live_manifolds = 0;           ///< Body-chunk manifolds that exist now.
+};
+
+class BulletTerrain {
+ public:
+  /// Adds the terrain object to `world` and registers the terrain algorithms with its dispatcher, which must be a
+  /// btCollisionDispatcher. `physics` and `world` must outlive the returned object. Errors (kInvalidArgument): a
+  /// dispatcher of another type.
+  static Result<std::unique_ptr<BulletTerrain>> attach(TerrainPhysics& physics, btCollisionWorld& world,
+                                                       BulletTerrainOptions options = {});
+  /// Removes the object and the manifolds, and restores the dispatcher's previous algorithms.
+  ~BulletTerrain();
+  BulletTerrain(const BulletTerrain&) = delete;
+  BulletTerrain& operator=(const BulletTerrain&) = delete;
+
+  /// The terrain's collision object (static; world units; its shape is a btConcaveShape).
+  btCollisionObject& object() noexcept;
+
+  /// Activates every body the terrain's edits woke since the last call (the terrain changed within one voxel of its
+  /// box) and drops the contact reuse of edited chunks. Call between steps, after editing. Returns how many bodies
+  /// were activated.
+  std::size_t wakeBodies();
+
+  BulletTerrainStats stats() const noexcept;
+  void resetStats() noexcept;
+
+ private:
+  struct State;
+  explicit BulletTerrain(std::unique_ptr<State> state);
+  std::unique_ptr<State> m_state;
+};
+
+}  // namespace vtp::physics
