@@ -1,0 +1,63 @@
+// The `vtp` mode (vtp_mode.h).
+#include "vtp_mode.h"
+
+#include "vtp/physics/bullet_terrain.h"
+#include "vtp/physics/terrain_physics.h"
+
+namespace vtp::tools::sim {
+namespace {
+
+class VtpBackend final : public TerrainBackend {
+ public:
+  ~VtpBackend() override {
+    // The adapter leaves the Bullet world before the terrain physics goes.
+    m_adapter.reset();
+    m_physics.reset();
+  }
+  const char* key() const override { return "vtp"; }
+
+  Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes) override {
+    physics::TerrainPhysicsOptions options;
+    options.colliders.byte_budget = cache_bytes;
+    auto created = physics::TerrainPhysics::create(world, options);
+    if (!created) return created.error();
+    m_physics = std::move(created.value());
+    auto attached = physics::BulletTerrain::attach(*m_physics, dynamics);
+    if (!attached) return attached.error();
+    m_adapter = std::move(attached.value());
+    return {};
+  }
+
+  bool isTerrain(const btCollisionObject* object) const override { return object == &m_adapter->object(); }
+
+  void afterEdit(const terrain::VoxelBox&) override { m_adapter->wakeBodies(); }
+
+  int castRays(std::span<const physics::Ray> rays) override {
+    int hits = 0;
+    physics::WorldRayHit hit;
+    for (const physics::Ray& r : rays) {
+      auto found = m_physics->raycastClosest(r, hit);
+      hits += found && *found ? 1 : 0;
+    }
+    return hits;
+  }
+
+  BackendCounters counters() const override {
+    BackendCounters c;
+    c.gjk_calls = m_adapter->stats().gjk_calls;
+    const physics::ColliderCacheStats cache = m_physics->colliders().stats();
+    c.colliders_built = cache.builds;
+    c.cache_bytes = cache.bytes;
+    return c;
+  }
+
+ private:
+  std::unique_ptr<physics::TerrainPhysics> m_physics;
+  std::unique_ptr<physics::BulletTerrain> m_adapter;
+};
+
+}  // namespace
+
+std::unique_ptr<TerrainBackend> makeVtpBackend() { return std::make_unique<VtpBackend>(); }
+
+}  // namespace vtp::tools::sim
