@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, command 1: installs what is missing, builds Release into build/, and runs the main job on the shipped
-# default world. Until vtp-sim lands (issue 6) the main job is: regenerate the default world and prove it is the
-# committed one, inspect and validate it, export its collision mesh, and profile it (JSON, CSV and HTML reports).
+# default world: regenerate the default world and prove it is the committed one, inspect and validate it, export its
+# collision mesh, profile it (JSON, CSV and HTML reports), and run vtp-sim on it (both collision modes side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -16,4 +16,5 @@ build/tools/world/vtp-world check "$world"
 build/tools/world/vtp-world info "$world" --json "$out/info.json"
 build/tools/world/vtp-world export-obj "$world" --out "$out/terrain.obj" --png "$out/terrain.png"
 build/tools/profile/vtp-profile "$world" --json "$out/profile.json" --csv "$out/profile.csv" --html "$out/profile.html"
-echo "demo: reports in $out/info.json, $out/profile.json, $out/profile.csv and $out/profile.html; collision mesh in $out/terrain.obj and $out/terrain.png"
+build/tools/sim/vtp-sim --world "$world" --bodies 1000 --seconds 10 --json "$out/sim.json"
+echo "demo: reports in $out/info.json, $out/profile.json, $out/profile.csv, $out/profile.html and $out/sim.json; collision mesh in $out/terrain.obj and $out/terrain.png"
