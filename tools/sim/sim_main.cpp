@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "alloc_hook.h"
@@ -110,6 +111,7 @@ int toolMain(int argc, char** argv) {
   std::uint64_t crater_state = seed ^ 0x43524154455253ull;
   bool bridge_done = scene->water.bridges.empty();
   std::vector<vtp::terrain::EditCommand> edits;
+  nlohmann::json bridge_report;  // null until the bridge is built
   for (int tick = 0; tick < ticks; ++tick) {
     edits.clear();
     const bool crater_due = tick > 0 && tick % kCraterEveryTicks == 0, bridge_due = !bridge_done && tick >= kBridgeTick;
@@ -121,6 +123,8 @@ int toolMain(int argc, char** argv) {
         if (auto bridge = pickBridge(scene.value(), states)) {
           edits.push_back(*bridge);
           bridge_done = true;
+          const auto& box = std::get<vtp::terrain::BoxShape>(std::get<vtp::terrain::ShapeEdit>(*bridge).shape);
+          bridge_report = {{"tick", tick}, {"min", {box.min.x, box.min.y, box.min.z}}, {"max", {box.max.x, box.max.y, box.max.z}}};
         }
     }
     for (auto& m : modes) m->tick(edits);
@@ -139,7 +143,7 @@ int toolMain(int argc, char** argv) {
   report["cache_bytes_budget"] = cache_bytes;
   report["collision"] = collision;
   report["scene"] = {{"bodies_over_lake", 0}, {"has_lake", scene->water.has_lake},
-                     {"bridge_candidates", scene->water.bridges.size()}, {"bridge_built", bridge_done && !scene->water.bridges.empty()}};
+                     {"bridge_candidates", scene->water.bridges.size()}, {"bridge", bridge_report}};
   int over_lake = 0;
   for (const BodySpec& b : scene->bodies) over_lake += b.over_lake ? 1 : 0;
   report["scene"]["bodies_over_lake"] = over_lake;
