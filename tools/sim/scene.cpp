@@ -182,15 +182,7 @@ BodySpec randomBody(std::uint64_t& rng, double voxel_size) {
       break;
     }
   }
-  std::array<double, 4> q{};
-  double n = 0;
-  for (double& c : q) {
-    c = uniformRandom(rng) * 2 - 1;
-    n += c * c;
-  }
-  n = std::sqrt(std::max(n, 1e-12));
-  for (double& c : q) c /= n;
-  b.orientation = q;
+  b.orientation = randomUnit<4>(rng);
   b.mass = 1000.0 * volume / (voxel_size * voxel_size * voxel_size);  // 1000 kg per voxel-unit cube
   return b;
 }

@@ -4,6 +4,7 @@
 // under a resting body every 2 s, a bridge across the river at t = 20 s).
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -79,5 +80,19 @@ std::optional<terrain::EditCommand> pickBridge(const Scene& scene, std::span<con
 /// splitmix64 step and a double in [0, 1) from it.
 std::uint64_t nextRandom(std::uint64_t& state);
 double uniformRandom(std::uint64_t& state);
+/// A unit vector from N uniforms in [-1, 1) (not uniform on the sphere; deterministic, enough for directions and
+/// orientations).
+template <std::size_t N>
+std::array<double, N> randomUnit(std::uint64_t& state) {
+  std::array<double, N> v{};
+  double n = 0;
+  for (double& c : v) {
+    c = uniformRandom(state) * 2 - 1;
+    n += c * c;
+  }
+  n = std::sqrt(n > 1e-24 ? n : 1e-24);
+  for (double& c : v) c /= n;
+  return v;
+}
 
 }  // namespace vtp::tools::sim

@@ -178,17 +178,11 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
   const double length = 32 * m_scene.voxel_size;
   for (int r = 0; r < m_options.rays_per_step && !m_bodies.empty(); ++r) {
     const btVector3 p = m_bodies[std::size_t(nextRandom(m_ray_state) % m_bodies.size())]->getCenterOfMassPosition();
-    std::array<double, 3> d{};
-    double n = 0;
-    for (double& c : d) {
-      c = uniformRandom(m_ray_state) * 2 - 1;
-      n += c * c;
-    }
-    n = std::sqrt(std::max(n, 1e-12));
+    const std::array<double, 3> d = randomUnit<3>(m_ray_state);
     if (!std::isfinite(p.x()) || !std::isfinite(p.y()) || !std::isfinite(p.z())) continue;
     physics::Ray ray;
     ray.origin = {double(p.x()), double(p.y()), double(p.z())};
-    ray.direction = {d[0] / n * length, d[1] / n * length, d[2] / n * length};
+    ray.direction = {d[0] * length, d[1] * length, d[2] * length};
     m_rays.push_back(ray);
   }
   {
