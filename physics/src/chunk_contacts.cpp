@@ -1,0 +1,109 @@
+#include "chunk_contacts.h"
+
+#include <BulletCollision/CollisionShapes/btCapsuleShape.h>
+#include <BulletCollision/CollisionShapes/btSphereShape.h>
+
+#include <algorithm>
+
+namespace vtp::physics {
+
+std::array<double, 3> chunkOriginWorld(terrain::ChunkCoord chunk, double voxel_size) {
+  const terrain::VoxelCoord o = terrain::chunkOrigin(chunk);
+  return {double(o.x) * voxel_size, double(o.y) * voxel_size, double(o.z) * voxel_size};
+}
+
+void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                 double grow, std::array<double, 3>& min, std::array<double, 3>& max) {
+  btVector3 lo, hi;
+  shape.getAabb(btTransform(basis), lo, hi);
+  for (int a = 0; a < 3; ++a) {
+    min[std::size_t(a)] = position[std::size_t(a)] + double(lo[a]) - grow;
+    max[std::size_t(a)] = position[std::size_t(a)] + double(hi[a]) + grow;
+  }
+}
+
+ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                          terrain::ChunkCoord chunk, double voxel_size) {
+  const std::array<double, 3> origin = chunkOriginWorld(chunk, voxel_size);
+  ShapeInChunk s;
+  s.shape = &shape;
+  s.pose.setBasis(basis);
+  s.pose.setOrigin(btVector3(btScalar(position[0] - origin[0]), btScalar(position[1] - origin[1]),
+                             btScalar(position[2] - origin[2])));
+  const int type = shape.getShapeType();
+  if (type == SPHERE_SHAPE_PROXYTYPE) {
+    s.special = 1;
+    s.radius = static_cast<const btSphereShape&>(shape).getRadius();
+  } else if (type == CAPSULE_SHAPE_PROXYTYPE) {
+    const auto& capsule = static_cast<const btCapsuleShape&>(shape);
+    btVector3 axis(0, 0, 0);
+    axis[capsule.getUpAxis()] = capsule.getHalfHeight();
+    s.special = 2;
+    s.radius = capsule.getRadius();
+    s.a = s.pose * -axis;
+    s.b = s.pose * axis;
+  }
+  return s;
+}
+
+void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
+                   const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
+                   ContactCounters& counters) {
+  scratch.contacts.clear();
+  GridBox box;
+  if (!gridBoxOf(min, max, collider.chunk(), voxel_size, box)) return;
+  const auto capacity = std::size_t(std::max(collider.triangleCount(), 1));
+  if (scratch.ids.size() < capacity) {
+    scratch.ids.resize(capacity);
+    scratch.vertices.resize(3 * capacity);
+  }
+  const int n = collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
+  counters.triangles += unsigned(n);
+  for (int i = 0; i < n; ++i) {
+    const auto* v = &scratch.vertices[3 * std::size_t(i)];
+    const btVector3 triangle[3] = {btVector3(v[0][0], v[0][1], v[0][2]), btVector3(v[1][0], v[1][1], v[1][2]),
+                                   btVector3(v[2][0], v[2][1], v[2][2])};
+    ChunkContact c;
+    if (!triangleContact(shape, triangle, threshold, c.contact, counters.gjk_calls)) continue;
+    c.triangle = scratch.ids[std::size_t(i)];
+    c.material = collider.triangle(c.triangle).material;
+    scratch.contacts.push_back(c);
+  }
+}
+
+int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out) {
+  const std::size_t n = contacts.size();
+  if (n <= std::size_t(kManifoldPoints)) {
+    std::copy(contacts.begin(), contacts.end(), out.begin());
+    return int(n);
+  }
+  auto at = [&](std::size_t i) -> const btVector3& { return contacts[i].contact.point; };
+  // Picks the index maximising score(i) among those not yet chosen.
+  std::array<std::size_t, kManifoldPoints> chosen{};
+  auto pick = [&](int k, auto&& score) {
+    std::size_t best = n;
+    btScalar best_score = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (std::find(chosen.begin(), chosen.begin() + k, i) != chosen.begin() + k) continue;
+      const btScalar s = score(i);
+      if (s > best_score) best_score = s, best = i;
+    }
+    chosen[std::size_t(k)] = best;
+  };
+  pick(0, [&](std::size_t i) { return -contacts[i].contact.distance; });
+  const btVector3 p0 = at(chosen[0]);
+  pick(1, [&](std::size_t i) { return (at(i) - p0).length2(); });
+  const btVector3 p1 = at(chosen[1]);
+  pick(2, [&](std::size_t i) { return (p1 - p0).cross(at(i) - p0).length2(); });
+  const btVector3 p2 = at(chosen[2]);
+  // A quadrilateral's area is half the cross product of its diagonals; try the three places the fourth point can go.
+  pick(3, [&](std::size_t i) {
+    const btVector3& p = at(i);
+    return std::max({(p0 - p2).cross(p1 - p).length2(), (p0 - p).cross(p1 - p2).length2(),
+                     (p0 - p1).cross(p - p2).length2()});
+  });
+  for (int k = 0; k < kManifoldPoints; ++k) out[std::size_t(k)] = contacts[chosen[std::size_t(k)]];
+  return kManifoldPoints;
+}
+
+}  // namespace vtp::physics
