@@ -46,9 +46,36 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
   return s;
 }
 
+void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& c) {
+  btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
+  const btScalar len = n.length();
+  if (len < btScalar(1e-12)) return;
+  n /= len;
+  const btScalar along = c.normal.dot(n);
+  if (along >= btScalar(1 - 1e-6) || along <= 0) return;  // the face normal already, or a contact from behind
+  // Barycentric coordinates of the point; edge k (corner k to k + 1) holds it when the opposite corner's weight is ~0.
+  const btVector3 e0 = t[1] - t[0], e1 = t[2] - t[0], d = c.point - t[0];
+  const btScalar d00 = e0.dot(e0), d01 = e0.dot(e1), d11 = e1.dot(e1), d20 = d.dot(e0), d21 = d.dot(e1);
+  const btScalar denom = d00 * d11 - d01 * d01;
+  const btScalar w1 = (d11 * d20 - d01 * d21) / denom, w2 = (d00 * d21 - d01 * d20) / denom;
+  const btScalar weight[3] = {1 - w1 - w2, w1, w2};
+  constexpr btScalar kOnEdge = btScalar(1e-4);
+  bool on_edge = false;
+  for (int k = 0; k < 3; ++k) {
+    if (weight[(k + 2) % 3] > kOnEdge) continue;
+    if (flags >> k & 1u) return;  // a sharp convex edge: its direction is the right normal
+    on_edge = true;
+  }
+  if (!on_edge) return;  // inside the face: EPA's choice among deep axes stands
+  // Bullet's btAdjustInternalEdgeContacts does the same: the face normal, the distance kept, the terrain point moved.
+  const btVector3 on_body = c.point + c.normal * c.distance;
+  c.normal = n;
+  c.point = on_body - n * c.distance;
+}
+
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
-                   ContactCounters& counters) {
+                   ContactCounters& counters, bool correct_edges) {
   scratch.contacts.clear();
   GridBox box;
   if (!gridBoxOf(min, max, collider.chunk(), voxel_size, box)) return;
@@ -66,7 +93,9 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     ChunkContact c;
     if (!triangleContact(shape, triangle, threshold, c.contact, counters.gjk_calls)) continue;
     c.triangle = scratch.ids[std::size_t(i)];
-    c.material = collider.triangle(c.triangle).material;
+    const ColliderTriangle stored = collider.triangle(c.triangle);
+    c.material = stored.material;
+    if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, c.contact);
     scratch.contacts.push_back(c);
   }
 }

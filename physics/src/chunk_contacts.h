@@ -48,11 +48,17 @@ void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std
 ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
                           terrain::ChunkCoord chunk, double voxel_size);
 
+/// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or
+/// on a corner between such edges, takes the face normal: a body sliding across the terrain's internal edges meets
+/// no ghost bumps. Contacts inside the face or on a sharp convex edge are left as they are.
+void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& c);
+
 /// Every triangle contact closer than `threshold` between `shape` and the triangles of `collider` overlapping the
-/// world box [min, max] (the shape's bounds grown by the threshold), into scratch.contacts (cleared first).
+/// world box [min, max] (the shape's bounds grown by the threshold), into scratch.contacts (cleared first), with
+/// internal edges corrected when `correct_edges` (the raw contacts are what GJK/EPA reports).
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
-                   ContactCounters& counters);
+                   ContactCounters& counters, bool correct_edges = true);
 
 /// At most kManifoldPoints of `contacts` spanning the largest area: the deepest, the farthest from it, the one
 /// making the largest triangle with those, and the one making the largest quadrilateral. Returns how many.

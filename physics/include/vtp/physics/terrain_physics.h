@@ -41,6 +41,7 @@ class TerrainPhysics {
   static Result<std::unique_ptr<TerrainPhysics>> create(terrain::World& world, TerrainPhysicsOptions options = {});
 
   const MaskIndex& masks() const noexcept { return *m_masks; }
+  MaskIndex& masks() noexcept { return *m_masks; }
   ColliderCache& colliders() noexcept { return *m_colliders; }
   double voxelSize() const noexcept { return m_voxel_size; }
   const terrain::World& world() const noexcept { return m_world; }
