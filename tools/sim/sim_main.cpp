@@ -18,9 +18,7 @@
 #include "sim_report.h"
 #include "sim_world.h"
 #include "tool.h"
-#ifdef VTP_SIM_HAS_ADAPTER
 #include "vtp_mode.h"
-#endif
 
 const char* const kToolName = "vtp-sim";
 
@@ -92,12 +90,8 @@ int toolMain(int argc, char** argv) {
   options.seed = seed;
   std::vector<std::unique_ptr<SimWorld>> modes;
   if (collision != "bullet-bvh") {
-#ifdef VTP_SIM_HAS_ADAPTER
     options.tag = 1;
     modes.push_back(std::make_unique<SimWorld>(makeVtpBackend(), scene.value(), options));
-#else
-    return fail(kToolName, "--collision " + collision + ": this build has no BulletTerrain adapter yet", kExitUsage);
-#endif
   }
   if (collision != "vtp") {
     options.tag = 2;
