@@ -127,6 +127,7 @@ class BulletBvhBackend final : public TerrainBackend {
     c.gjk_calls = m_gjk_calls;
     c.colliders_built = m_builds;
     for (const auto& [coord, chunk] : m_chunks) c.cache_bytes += chunk->bytes;
+    c.details = {{"chunk_objects", m_chunks.size()}};
     return c;
   }
 

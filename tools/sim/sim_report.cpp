@@ -99,6 +99,7 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["narrowphase_calls"] = sim.terrainPairCalls();
   j["empty_narrowphase_calls"] = sim.emptyTerrainPairCalls();
   j["ray_hits"] = sim.rayHits();
+  for (const auto& [name, value] : counters.details) j["details"][name] = value;
   return j;
 }
 

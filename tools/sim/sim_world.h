@@ -20,6 +20,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scene.h"
@@ -34,6 +35,8 @@ struct BackendCounters {
   std::uint64_t gjk_calls = 0;        ///< Per-triangle GJK runs against the terrain since open.
   std::uint64_t colliders_built = 0;  ///< vtp: chunk colliders built; Bullet: chunk BVHs built (initial + rebuilds).
   std::size_t cache_bytes = 0;        ///< vtp: bytes in the collider cache; Bullet: bytes of all chunk BVHs + meshes.
+  /// The mode's own counters, reported as they are under `<mode>.details` (name, value).
+  std::vector<std::pair<const char*, std::uint64_t>> details;
 };
 
 /// The terrain side of one collision mode.

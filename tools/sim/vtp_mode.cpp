@@ -44,10 +44,20 @@ class VtpBackend final : public TerrainBackend {
 
   BackendCounters counters() const override {
     BackendCounters c;
-    c.gjk_calls = m_adapter->stats().gjk_calls;
+    const physics::BulletTerrainStats stats = m_adapter->stats();
+    c.gjk_calls = stats.gjk_calls;
+    c.details = {{"adapter_narrowphase_calls", stats.narrowphase_calls},
+                 {"adapter_empty_narrowphase_calls", stats.empty_narrowphase_calls},
+                 {"adapter_contacts", stats.contacts},
+                 {"adapter_reused_manifolds", stats.reused_manifolds},
+                 {"adapter_live_manifolds", stats.live_manifolds}};
     const physics::ColliderCacheStats cache = m_physics->colliders().stats();
     c.colliders_built = cache.builds;
     c.cache_bytes = cache.bytes;
+    c.details.insert(c.details.end(), {{"cache_hits", cache.hits},
+                                       {"cache_misses", cache.misses},
+                                       {"cache_evictions", cache.evictions},
+                                       {"cache_invalidations", cache.invalidations}});
     return c;
   }
 
