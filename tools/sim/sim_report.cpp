@@ -87,6 +87,7 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["terrain_collision_ms_per_step_p50"] = percentile(column(&TickSample::terrain), 50);
   j["broadphase_ms_per_step_p50"] = percentile(column(&TickSample::broadphase), 50);
   j["solver_ms_per_step_p50"] = percentile(column(&TickSample::solver), 50);
+  j["integrate_ms_per_step_p50"] = percentile(column(&TickSample::integrate), 50);
   j["rays_ms_per_step_p50"] = percentile(column(&TickSample::rays), 50);
   j["collision_memory_bytes"] = taggedPeakBytes(sim.tag());
   j["time_to_first_step_ms"] = sim.timeToFirstStepMs();

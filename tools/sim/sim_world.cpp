@@ -3,6 +3,7 @@
 
 #include <BulletCollision/CollisionShapes/btConvexHullShape.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -25,7 +26,8 @@ class SimWorld::Dispatcher : public btCollisionDispatcher {
   SimWorld* m_owner;
 };
 
-// A btDiscreteDynamicsWorld that times its broadphase (AABB update and pair search) and its solver.
+// A btDiscreteDynamicsWorld that times its broadphase (AABB update and pair search), its solver and its integration
+// (with the continuous-collision sweeps).
 class SimWorld::DynamicsWorld : public btDiscreteDynamicsWorld {
  public:
   DynamicsWorld(btDispatcher* d, btBroadphaseInterface* b, btConstraintSolver* s, btCollisionConfiguration* c,
@@ -41,6 +43,11 @@ class SimWorld::DynamicsWorld : public btDiscreteDynamicsWorld {
     btDiscreteDynamicsWorld::computeOverlappingPairs();
     m_sample->broadphase += msSince(t0);
   }
+  void integrateTransforms(btScalar time_step) override {
+    const auto t0 = Clock::now();
+    btDiscreteDynamicsWorld::integrateTransforms(time_step);
+    m_sample->integrate += msSince(t0);
+  }
   void solveConstraints(btContactSolverInfo& info) override {
     const auto t0 = Clock::now();
     btDiscreteDynamicsWorld::solveConstraints(info);
@@ -50,6 +57,21 @@ class SimWorld::DynamicsWorld : public btDiscreteDynamicsWorld {
  private:
   TickSample* m_sample;
 };
+
+namespace {
+
+// The radius of a sphere the body always contains around its centre. [Unit: world units]
+double innerRadius(const BodySpec& b) {
+  switch (b.kind) {
+    case BodyKind::kSphere: return b.size[0];
+    case BodyKind::kBox: return std::min({b.size[0], b.size[1], b.size[2]});
+    case BodyKind::kCapsule: return b.size[0];
+    case BodyKind::kHull: return 0.5 * std::min({b.size[0], b.size[1], b.size[2]});
+  }
+  return b.size[0];
+}
+
+}  // namespace
 
 SimWorld::SimWorld(std::unique_ptr<TerrainBackend> backend, const Scene& scene, SimOptions options)
     : m_backend(std::move(backend)), m_scene(scene), m_options(options), m_ray_state(options.seed ^ 0x5241595345454421ull) {}
@@ -119,6 +141,12 @@ void SimWorld::addBodies() {
     info.m_friction = 0.6f;
     auto* body = new btRigidBody(info);
     if (m_options.no_sleep) body->setActivationState(DISABLE_DEACTIVATION);
+    // Continuous collision for any body moving more than its inner radius in a step, so a small body falling fast
+    // does not pass through the terrain's surface between two steps (both modes: Bullet's CCD sweeps against the
+    // terrain object or the chunk objects).
+    const double inner = innerRadius(spec);
+    body->setCcdMotionThreshold(btScalar(inner));
+    body->setCcdSweptSphereRadius(btScalar(0.8 * inner));
     m_dynamics->addRigidBody(body);
     m_bodies.push_back(body);
     m_shapes.push_back(std::move(shape));

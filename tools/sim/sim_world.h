@@ -10,6 +10,8 @@
 //     world's listeners, waking bodies; Bullet: re-meshing and rebuilding the BVHs of touched chunks);
 //   - broadphase: btCollisionWorld::updateAabbs plus computeOverlappingPairs (Bullet's dynamic AABB tree);
 //   - solver: btDiscreteDynamicsWorld::solveConstraints;
+//   - integrate: btDiscreteDynamicsWorld::integrateTransforms, which includes the continuous-collision sweeps of fast
+//     bodies (against the terrain too: these sweeps are not in terrain collision);
 //   - rays: the tick's R raycasts (not part of step).
 
 #include <btBulletDynamicsCommon.h>
@@ -58,7 +60,7 @@ class TerrainBackend {
 
 /// Per-tick timings. [Unit: ms]
 struct TickSample {
-  double step = 0, terrain = 0, broadphase = 0, solver = 0, rays = 0;
+  double step = 0, terrain = 0, broadphase = 0, solver = 0, integrate = 0, rays = 0;
 };
 
 struct SimOptions {
