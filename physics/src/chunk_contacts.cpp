@@ -1,5 +1,6 @@
 #include "chunk_contacts.h"
 
+#include <BulletCollision/CollisionShapes/btBoxShape.h>
 #include <BulletCollision/CollisionShapes/btCapsuleShape.h>
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 
@@ -42,6 +43,11 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
     s.radius = capsule.getRadius();
     s.a = s.pose * -axis;
     s.b = s.pose * axis;
+  } else if (type == BOX_SHAPE_PROXYTYPE) {
+    const auto& box = static_cast<const btBoxShape&>(shape);
+    s.special = 3;
+    s.a = box.getHalfExtentsWithMargin();
+    s.radius = box.getMargin();
   }
   return s;
 }
@@ -97,6 +103,18 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     c.material = stored.material;
     if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, c.contact);
     scratch.contacts.push_back(c);
+    if (shape.special == 3) {
+      // A box on the face: its corners, so it stands on four points from the first step.
+      const btVector3 face_normal = (triangle[1] - triangle[0]).cross(triangle[2] - triangle[0]).normalized();
+      if (c.contact.normal.dot(face_normal) < btScalar(0.99)) continue;
+      TriangleContact face[kMaxFacePoints];
+      const int m = boxFacePoints(shape, triangle, face_normal, threshold, face);
+      for (int k = 0; k < m; ++k) {
+        // No deeper than GJK/EPA's depth, the least overlap (the normals differ by up to 8 degrees).
+        face[k].distance = std::max(face[k].distance, c.contact.distance);
+        scratch.contacts.push_back({face[k], c.triangle, c.material});
+      }
+    }
   }
 }
 
@@ -119,7 +137,20 @@ int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContac
     }
     chosen[std::size_t(k)] = best;
   };
-  pick(0, [&](std::size_t i) { return -contacts[i].contact.distance; });
+  // The deepest; among points as deep (a box lying flat), the one farthest from their centre, so the rest can span
+  // the whole contact area.
+  btScalar deepest = contacts[0].contact.distance;
+  btVector3 centre(0, 0, 0);
+  for (const ChunkContact& c : contacts) {
+    deepest = std::min(deepest, c.contact.distance);
+    centre += c.contact.point;
+  }
+  centre /= btScalar(n);
+  constexpr btScalar kAsDeep = btScalar(2e-5);
+  pick(0, [&](std::size_t i) {
+    const btScalar d = contacts[i].contact.distance;
+    return d <= deepest + kAsDeep ? 1 + (at(i) - centre).length2() : deepest - d;  // (the second is < 0)
+  });
   const btVector3 p0 = at(chosen[0]);
   pick(1, [&](std::size_t i) { return (at(i) - p0).length2(); });
   const btVector3 p1 = at(chosen[1]);

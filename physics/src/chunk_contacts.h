@@ -60,8 +60,9 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
                    ContactCounters& counters, bool correct_edges = true);
 
-/// At most kManifoldPoints of `contacts` spanning the largest area: the deepest, the farthest from it, the one
-/// making the largest triangle with those, and the one making the largest quadrilateral. Returns how many.
+/// At most kManifoldPoints of `contacts` spanning the largest area: the deepest (of those as deep, within 2e-5, the
+/// farthest from their centre), the farthest from it, the one making the largest triangle with those, and the one
+/// making the largest quadrilateral. Returns how many.
 int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out);
 
 }  // namespace vtp::physics

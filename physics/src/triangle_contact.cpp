@@ -128,6 +128,53 @@ btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]) {
   return a + ab * (vb * denom) + ac * (vc * denom);
 }
 
+int boxFacePoints(const ShapeInChunk& s, const btVector3 t[3], const btVector3& n, btScalar threshold,
+                  TriangleContact out[kMaxFacePoints]) {
+  // The face whose outward normal points most against n.
+  const btMatrix3x3& basis = s.pose.getBasis();
+  int axis = 0;
+  btScalar best = 0;
+  for (int a = 0; a < 3; ++a) {
+    const btScalar c = basis.getColumn(a).dot(n);
+    if (std::abs(c) > std::abs(best)) best = c, axis = a;
+  }
+  if (std::abs(best) < btScalar(0.99)) return 0;
+  const btScalar side = best > 0 ? -1 : 1;  // the face at -axis when the axis points along n
+  const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+  const btVector3 centre = s.pose.getOrigin() + basis.getColumn(axis) * (side * s.a[axis]);
+  // The flat part of the face: the core's face pushed out by the margin.
+  const btVector3 du = basis.getColumn(u) * (s.a[u] - s.radius), dv = basis.getColumn(v) * (s.a[v] - s.radius);
+  btVector3 poly[2][kMaxFacePoints];
+  int count = 4;
+  poly[0][0] = centre - du - dv, poly[0][1] = centre + du - dv, poly[0][2] = centre + du + dv;
+  poly[0][3] = centre - du + dv;
+  // Sutherland-Hodgman against the three planes through the triangle's edges, parallel to n.
+  int cur = 0;
+  for (int k = 0; k < 3 && count > 0; ++k) {
+    const btVector3 edge = t[(k + 1) % 3] - t[k];
+    btVector3 inward = n.cross(edge);
+    if (inward.dot(t[(k + 2) % 3] - t[k]) < 0) inward = -inward;
+    const btVector3* in = poly[cur];
+    btVector3* next = poly[1 - cur];
+    int kept = 0;
+    for (int i = 0; i < count; ++i) {
+      const btVector3 &p = in[i], &q = in[(i + 1) % count];
+      const btScalar dp = (p - t[k]).dot(inward), dq = (q - t[k]).dot(inward);
+      if (dp >= 0 && kept < kMaxFacePoints) next[kept++] = p;
+      if (((dp >= 0) != (dq >= 0)) && kept < kMaxFacePoints) next[kept++] = p + (q - p) * (dp / (dp - dq));
+    }
+    count = kept;
+    cur = 1 - cur;
+  }
+  int written = 0;
+  for (int i = 0; i < count; ++i) {
+    const btVector3& p = poly[cur][i];
+    const btScalar d = (p - t[0]).dot(n);
+    if (d < threshold) out[written++] = {n, p - n * d, d};
+  }
+  return written;
+}
+
 bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold,
                         TriangleContact& out, unsigned long long& gjk_calls) {
   ++gjk_calls;

@@ -22,7 +22,8 @@ struct TriangleContact {
 struct ShapeInChunk {
   const btConvexShape* shape = nullptr;
   btTransform pose;  ///< The shape's local frame in the chunk's frame.
-  /// For the specialised tests: 0 generic; 1 sphere (centre = pose origin, radius); 2 capsule (segment a..b, radius).
+  /// For the specialised tests: 0 generic; 1 sphere (centre = pose origin, radius); 2 capsule (segment a..b, radius);
+  /// 3 box (half extents with the margin in `a`, margin in `radius`: GJK/EPA, then the face points below).
   int special = 0;
   btVector3 a, b;
   btScalar radius = 0;
@@ -37,6 +38,16 @@ bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], 
 /// answer, e.g. a sphere centre on the triangle), else GJK/EPA.
 bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
                      unsigned long long& gjk_calls);
+
+/// The most points boxFacePoints() writes.
+inline constexpr int kMaxFacePoints = 7;
+
+/// A box lying on a triangle (shape.special == 3): the flat part of the box face turned most towards the triangle
+/// (within ~8 degrees of facing it), clipped to the triangle's prism, each corner a contact along the triangle's
+/// normal `n` (unit, out of the terrain) when closer than `threshold`. GJK/EPA gives one point per triangle; these
+/// give a box resting on flat ground its four corners in one step. Returns how many were written.
+int boxFacePoints(const ShapeInChunk& shape, const btVector3 triangle[3], const btVector3& n, btScalar threshold,
+                  TriangleContact out[kMaxFacePoints]);
 
 /// The point of triangle `t` closest to `p`.
 btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]);

@@ -190,7 +190,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
       const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, touch.chunk, voxel_size);
       chunkContacts(*pin.value(), placed, min, max, voxel_size, btScalar(kThreshold), scratch, counters,
                     /*correct_edges=*/false);
-      for (const ChunkContact& c : scratch.contacts) ours[{touch.chunk, c.triangle}] = c.contact;
+      for (const ChunkContact& c : scratch.contacts) ours.emplace(Key{touch.chunk, c.triangle}, c.contact);  // GJK's first
     }
     if (kind == 0 || kind == 2) specialised += int(reference.size());
 
@@ -307,4 +307,28 @@ TEST_CASE("contacts: a sphere resting where four chunks meet touches the ground 
       CHECK(p.friction == doctest::Approx(world->materials()[2].friction));
     }
   }
+}
+
+TEST_CASE("contacts: a box resting on flat ground gets its four corners at ground height") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+  auto physics = TerrainPhysics::create(*world);
+  REQUIRE(physics.ok());
+  Pose pose;
+  pose.position = {4, 0.5, 4};  // inside chunk (0, -1, 0)'s surface
+  std::vector<ChunkManifold> out;
+  REQUIRE((**physics).contacts(ConvexShape::box({0.5, 0.5, 0.5}), pose, out).ok());
+  REQUIRE(out.size() == 1);
+  const ChunkManifold& m = out[0];
+  REQUIRE(m.count == 4);
+  int corners = 0;
+  for (int i = 0; i < m.count; ++i) {
+    const ContactPoint& p = m.points[std::size_t(i)];
+    CHECK(std::abs(p.depth) < 1e-4);
+    CHECK(std::abs(p.point[1]) < 1e-4);
+    CHECK(p.normal[1] == doctest::Approx(1).epsilon(1e-6));
+    // The flat part of the face ends the margin (0.04) inside the box's edges.
+    if (std::abs(std::abs(p.point[0] - 4) - 0.46) < 1e-4 && std::abs(std::abs(p.point[2] - 4) - 0.46) < 1e-4) ++corners;
+  }
+  CHECK(corners == 4);
 }
