@@ -173,6 +173,7 @@ class BulletBvhBackend final : public TerrainBackend {
     t.setOrigin(btVector3(btScalar(o.x * v), btScalar(o.y * v), btScalar(o.z * v)));
     chunk->object->setWorldTransform(t);
     chunk->object->setUserIndex(kChunkObject);
+    chunk->object->setActivationState(ISLAND_SLEEPING);  // see TerrainBackend::open
     chunk->object->setFriction(0.6f);
     m_dynamics->addCollisionObject(chunk->object.get(), btBroadphaseProxy::StaticFilter,
                                    btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
