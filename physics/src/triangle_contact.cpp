@@ -105,6 +105,86 @@ bool capsuleContact(const ShapeInChunk& s, const btVector3 t[3], btScalar thresh
   return degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls);
 }
 
+// A box (core half extents e = half extents with margin - margin, rounded by the margin: Bullet's btBoxShape) against
+// a triangle. The separating axis test over the 13 candidate axes (3 box faces, the triangle's normal, 9 edge-edge
+// cross products) decides overlap; an overlapping core's least overlap among them is EPA's penetration depth (the
+// faces of a box-triangle Minkowski difference have exactly those normals). A separated core's distance comes from its
+// closest features: triangle corners against the box, box edges against the triangle (every closest pair of a box and
+// a triangle apart involves one of those).
+bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold, TriangleContact& out,
+                unsigned long long& gjk_calls) {
+  const btMatrix3x3& basis = s.pose.getBasis();
+  const btVector3 centre = s.pose.getOrigin();
+  const btScalar margin = s.radius;
+  const btVector3 e = s.a - btVector3(margin, margin, margin);
+  const btVector3 axis[3] = {basis.getColumn(0), basis.getColumn(1), basis.getColumn(2)};
+  const btVector3 v[3] = {t[0] - centre, t[1] - centre, t[2] - centre};
+  const btVector3 f[3] = {v[1] - v[0], v[2] - v[1], v[0] - v[2]};
+  btVector3 candidates[13];
+  int n = 0;
+  for (int i = 0; i < 3; ++i) candidates[n++] = axis[i];
+  candidates[n++] = f[0].cross(f[1]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) candidates[n++] = axis[i].cross(f[j]);
+  btScalar best_gap = -BT_LARGE_FLOAT, least = BT_LARGE_FLOAT;
+  btVector3 least_normal(0, 0, 0);
+  for (int k = 0; k < n; ++k) {
+    const btScalar len2 = candidates[k].length2();
+    if (len2 < btScalar(1e-12)) continue;  // parallel edges: no axis
+    const btVector3 l = candidates[k] / std::sqrt(len2);
+    const btScalar r = e[0] * std::abs(axis[0].dot(l)) + e[1] * std::abs(axis[1].dot(l)) + e[2] * std::abs(axis[2].dot(l));
+    const btScalar p0 = v[0].dot(l), p1 = v[1].dot(l), p2 = v[2].dot(l);
+    const btScalar lo = std::min({p0, p1, p2}), hi = std::max({p0, p1, p2});
+    const btScalar gap = std::max(lo - r, -hi - r);
+    if (gap >= margin + threshold) return false;
+    best_gap = std::max(best_gap, gap);
+    // Moving the box along +l by hi + r, or along -l by r - lo, separates the cores.
+    if (hi + r < least) least = hi + r, least_normal = l;
+    if (r - lo < least) least = r - lo, least_normal = -l;
+  }
+  if (best_gap <= 0) {
+    // Overlapping cores: EPA's answer, the least overlap. The terrain point: the core's deepest corner along the
+    // normal, moved out by the overlap.
+    const btVector3 nb(least_normal.dot(axis[0]), least_normal.dot(axis[1]), least_normal.dot(axis[2]));
+    const btVector3 corner_local(nb[0] > 0 ? -e[0] : e[0], nb[1] > 0 ? -e[1] : e[1], nb[2] > 0 ? -e[2] : e[2]);
+    const btVector3 corner = centre + basis * corner_local;
+    out = {least_normal, corner + least_normal * least, -(least + margin)};
+    return out.distance < threshold;
+  }
+  // Separated cores: the closest features.
+  btVector3 best_q = centre, best_p = t[0];
+  btScalar best = BT_LARGE_FLOAT;
+  auto consider = [&](const btVector3& q, const btVector3& p) {
+    const btScalar d = (q - p).length2();
+    if (d < best) best = d, best_q = q, best_p = p;
+  };
+  for (int k = 0; k < 3; ++k) {
+    // The box point closest to corner k: clamp in the box's frame.
+    const btVector3 local(v[k].dot(axis[0]), v[k].dot(axis[1]), v[k].dot(axis[2]));
+    const btVector3 clamped(std::clamp(local[0], -e[0], e[0]), std::clamp(local[1], -e[1], e[1]),
+                            std::clamp(local[2], -e[2], e[2]));
+    consider(centre + basis * clamped, t[k]);
+  }
+  btVector3 corners[8];
+  for (int c = 0; c < 8; ++c)
+    corners[c] = centre + basis * btVector3(c & 1 ? e[0] : -e[0], c & 2 ? e[1] : -e[1], c & 4 ? e[2] : -e[2]);
+  for (const btVector3& c : corners) consider(c, closestPointOnTriangle(c, t));
+  for (int c = 0; c < 8; ++c) {
+    for (int a = 0; a < 3; ++a) {
+      if (c & (1 << a)) continue;  // each edge once, from its lower corner
+      const btVector3 &p = corners[c], &q = corners[c | (1 << a)];
+      for (int k = 0; k < 3; ++k) {
+        btVector3 on_box, on_triangle;
+        closestSegmentSegment(p, q, t[k], t[(k + 1) % 3], on_box, on_triangle);
+        consider(on_box, on_triangle);
+      }
+    }
+  }
+  bool degenerate = false;
+  if (pointContact(best_q, best_p, margin, threshold, degenerate, out)) return true;
+  return degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls);
+}
+
 }  // namespace
 
 btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]) {
@@ -202,6 +282,8 @@ bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btS
       return sphereContact(shape, triangle, threshold, out, gjk_calls);
     case 2:
       return capsuleContact(shape, triangle, threshold, out, gjk_calls);
+    case 3:
+      return boxContact(shape, triangle, threshold, out, gjk_calls);
     default:
       return gjkTriangleContact(shape, triangle, threshold, out, gjk_calls);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // One convex shape against one triangle: the contact Bullet's GJK/EPA (btGjkPairDetector with
 // btGjkEpaPenetrationDepthSolver, the triangle with no margin) would report, and specialised closed-form tests for
-// spheres and capsules that give the same answer without GJK's iterations. Everything here is in one chunk's frame:
+// spheres, capsules and boxes that give the same answer without GJK's iterations. Everything here is in one chunk's frame:
 // world units relative to the chunk origin, where single precision keeps 1e-5 voxel.
 #include <LinearMath/btTransform.h>
 #include <LinearMath/btVector3.h>
@@ -23,7 +23,7 @@ struct ShapeInChunk {
   const btConvexShape* shape = nullptr;
   btTransform pose;  ///< The shape's local frame in the chunk's frame.
   /// For the specialised tests: 0 generic; 1 sphere (centre = pose origin, radius); 2 capsule (segment a..b, radius);
-  /// 3 box (half extents with the margin in `a`, margin in `radius`: GJK/EPA, then the face points below).
+  /// 3 box (half extents with the margin in `a`, margin in `radius`; see also boxFacePoints).
   int special = 0;
   btVector3 a, b;
   btScalar radius = 0;

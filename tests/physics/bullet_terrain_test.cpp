@@ -36,6 +36,9 @@ struct Scene {
     REQUIRE(p.ok());
     physics = std::move(p.value());
     dynamics.setGravity(btVector3(0, btScalar(-9.81), 0));
+    // 20 solver iterations: with Bullet's default 10, Bullet's own box-box contacts let a stack of five drift about
+    // 0.013 m in 10 s even on a btBoxShape ground (0.020 on ours); with 20, 0.007 on Bullet's ground, 0.0004 on ours.
+    dynamics.getSolverInfo().m_numIterations = 20;
     auto t = BulletTerrain::attach(*physics, dynamics);
     REQUIRE(t.ok());
     terrain = std::move(t.value());
@@ -107,7 +110,10 @@ TEST_CASE("bullet terrain: a resting box does not turn and a stack of five boxes
   }
   CHECK(turn < 1e-3);
   CHECK(box.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.01));
-  CHECK((stack.back()->getCenterOfMassPosition() - top_start).length() < 0.02f);
+  const btVector3 drift = stack.back()->getCenterOfMassPosition() - top_start;
+  INFO("top drift " << drift.x() << " " << drift.y() << " " << drift.z() << " bottom y "
+                    << stack.front()->getCenterOfMassPosition().y());
+  CHECK(drift.length() < 0.02f);
   CHECK(stack.back()->getCenterOfMassPosition().y() > 4.4f);
 }
 

@@ -73,7 +73,9 @@ bool referenceContact(const btConvexShape& shape, const btTransform& pose, const
 double overlapAlong(const btConvexShape& shape, const btTransform& pose, const btVector3 t[3], const btVector3& n) {
   const double tri_max = std::max({t[0].dot(n), t[1].dot(n), t[2].dot(n)});
   const btVector3 local_dir = pose.getBasis().transpose() * -n;
-  const btVector3 support = pose * shape.localGetSupportingVertex(local_dir);
+  // The margin rounds the core (Bullet's localGetSupportingVertex gives a box's sharp corner instead).
+  const btVector3 support =
+      pose * (shape.localGetSupportingVertexWithoutMargin(local_dir) + local_dir.normalized() * shape.getMargin());
   return tri_max - double(support.dot(n));
 }
 
@@ -192,7 +194,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
                     /*correct_edges=*/false);
       for (const ChunkContact& c : scratch.contacts) ours.emplace(Key{touch.chunk, c.triangle}, c.contact);  // GJK's first
     }
-    if (kind == 0 || kind == 2) specialised += int(reference.size());
+    if (kind <= 2) specialised += int(reference.size());
 
     for (const auto& [key, ref] : reference) {
       if (-ref.depth > kThreshold - 1e-4) continue;  // at the reporting edge: float rounding decides
@@ -202,15 +204,18 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
       REQUIRE(it != ours.end());
       const TriangleContact& c = it->second;
       const double depth = -double(c.distance);
-      CHECK(std::abs(depth - ref.depth) <= 1e-4 * voxel_size);
+      CHECK(std::abs(depth - ref.depth) <= 1e-4);  // [m], as issue 6 asks (EPA itself is accurate to ~1e-4)
       const double angle = std::acos(std::clamp(double(c.normal.dot(ref.normal)), -1.0, 1.0));
       if (angle > 1e-3) {
         // EPA may pick among equally deep axes: ours must be one of them.
         btVector3 t[3];
         triangleInWorld(*brute.at(key.first), key.second, voxel_size, t);
         const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, key.first, voxel_size);
+        INFO("ours " << c.normal.x() << " " << c.normal.y() << " " << c.normal.z() << " depth " << depth << " ref "
+                     << ref.normal.x() << " " << ref.normal.y() << " " << ref.normal.z() << " overlap along ref "
+                     << overlapAlong(*bt, placed.pose, t, ref.normal));
         CHECK(ref.depth > 0);
-        CHECK(std::abs(overlapAlong(*bt, placed.pose, t, c.normal) - ref.depth) <= 1e-4 * voxel_size);
+        CHECK(std::abs(overlapAlong(*bt, placed.pose, t, c.normal) - ref.depth) <= 1e-4);
         ++equally_deep;
       }
       ++compared;
@@ -228,13 +233,13 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
       for (int i = 0; i < m.count; ++i) best = std::max(best, m.points[std::size_t(i)].depth);
       const auto want = deepest.find(m.chunk);
       REQUIRE(want != deepest.end());
-      CHECK(std::abs(best - want->second) <= 1e-4 * voxel_size);
+      CHECK(std::abs(best - want->second) <= 1e-4);
     }
     for (const auto& [c, d] : deepest)
       if (-d < kThreshold - 1e-4)
         CHECK(std::any_of(manifolds.begin(), manifolds.end(), [&](const ChunkManifold& m) { return m.chunk == c; }));
   }
-  MESSAGE("compared " << compared << " triangle contacts (" << specialised << " sphere/capsule, " << equally_deep
+  MESSAGE("compared " << compared << " triangle contacts (" << specialised << " sphere/box/capsule, " << equally_deep
                       << " with an equally deep normal)");
   CHECK(compared > 500);
   CHECK(specialised > 100);
