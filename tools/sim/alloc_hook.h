@@ -14,6 +14,8 @@
 //   - edits with their upkeep (vtp masks and cache invalidation; Bullet re-meshing and BVH rebuilds);
 //   - the per-step raycasts.
 // Temporary scratch made and freed inside a scope counts only while it lives (it can raise the peak, honestly).
+// Bullet's manifold and algorithm pools are made with the dispatcher, outside any scope, in both modes alike; a
+// manifold or algorithm that overflows them inside a terrain pair's near-callback is counted.
 // Peak = the most tagged bytes live at once, sampled at every tagged allocation.
 
 #include <cstddef>
