@@ -1,8 +1,18 @@
 # Runs vtp-sim twice with the same flags on the shipped default world and checks its report (issue 6):
 #   cmake -DSIM=<exe> -DWORLD=<default.vtw> -DOUT=<dir> -DCOLLISION=<both|vtp|bullet-bvh> -P check_sim.cmake
-# Every key of each mode's section exists, no body is NaN, a crater was dug (2.5 s passes t = 2 s), and the two runs
+# Bad flags exit 2 and an unreadable world exits 1. Every key of each mode's section exists, no body is NaN, a crater was dug (2.5 s passes t = 2 s), and the two runs
 # give the same hash in every mode (determinism); with both modes the ratios exist.
 file(MAKE_DIRECTORY ${OUT})
+# A bad flag value is a usage error (2); a world that cannot be read is invalid data (1); each with one line on stderr.
+foreach(case "2|--collision|nothing" "2|--bodies|0" "1|--world|${OUT}/missing.vtw")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 expected)
+  list(SUBLIST case 1 2 flag)
+  execute_process(COMMAND ${SIM} ${flag} --seconds 0.1 RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL expected OR NOT err MATCHES "^vtp-sim: [^\n]+\n$")
+    message(FATAL_ERROR "vtp-sim ${flag}: exit ${rc} (expected ${expected}), stderr: ${err}")
+  endif()
+endforeach()
 set(args --world ${WORLD} --bodies 50 --seconds 2.5 --rays-per-step 20 --seed 7 --collision ${COLLISION})
 foreach(run 1 2)
   set(report ${OUT}/sim_${run}.json)
