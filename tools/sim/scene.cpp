@@ -277,7 +277,6 @@ Result<Scene> buildScene(const std::string& path, int body_count, std::uint64_t 
     if (body.over_lake) ground = std::max(ground, scene.water.water_top * s);
     const double r = boundingRadius(body);
     body.position = {x, ground + r + (0.5 + 2.0 * uniformRandom(rng) + double(layer) * kCell) * s, z};
-    if (body.position[1] + r > b.max.y * s) continue;
     scene.bodies.push_back(std::move(body));
     ++i;
   }
@@ -295,9 +294,8 @@ std::optional<terrain::EditCommand> pickCrater(const Scene& scene, std::span<con
     if (!body.finite || !body.resting) continue;
     // Under the body: the centre of the sphere is at the bottom of its box. [Unit: voxel]
     const terrain::Vec3d c{body.position[0] / s, body.aabb_min[1] / s, body.position[2] / s};
-    if (c.x < b.min.x + m || c.x > b.max.x - m || c.z < b.min.z + m || c.z > b.max.z - m || c.y < b.min.y + m ||
-        c.y > b.max.y - m)
-      continue;
+    // (Above the stored chunks there is only air: the top of the box needs no margin.)
+    if (c.x < b.min.x + m || c.x > b.max.x - m || c.z < b.min.z + m || c.z > b.max.z - m || c.y < b.min.y + m) continue;
     eligible.push_back(i);
     centres.push_back(c);
   }

@@ -32,11 +32,14 @@ BodyChecks checkBodies(SimWorld& sim, const Scene& scene) {
       ++checks.nan;
       continue;
     }
-    if (p.x() < b.min.x * s || p.x() >= b.max.x * s || p.y() < b.min.y * s || p.y() >= b.max.y * s ||
-        p.z() < b.min.z * s || p.z() >= b.max.z * s) {
+    // Above the stored chunks is open air (a flat world stores nothing above its ground): only the sides and the
+    // bottom of the box bound the world.
+    if (p.x() < b.min.x * s || p.x() >= b.max.x * s || p.y() < b.min.y * s || p.z() < b.min.z * s ||
+        p.z() >= b.max.z * s) {
       ++checks.out_of_world;
       continue;
     }
+    if (p.y() >= (b.max.y + 1) * s) continue;  // nothing above it to be under
     physics::Ray up;
     up.origin = {double(p.x()), double(p.y()), double(p.z())};
     up.direction = {0, (b.max.y + 2) * s - double(p.y()), 0};

@@ -17,7 +17,9 @@ double percentile(std::vector<double> values, double p);
 /// The mode's section after its last step. Checks bodies against the terrain with a fresh TerrainPhysics of the
 /// mode's own world (outside the allocation hook's scopes): a body is below the terrain when the upward all-hits ray
 /// from its centre to above the world crosses the surface an odd number of times (hits at the same t on the same side
-/// of the surface, a ray through a shared edge, count once).
+/// of the surface, a ray through a shared edge, count once); it is out of the world when its centre lies outside the
+/// box of the world's stored chunks on x or z or below it (above it is open air: a flat world stores no chunk above
+/// its ground).
 nlohmann::json modeReport(SimWorld& sim, const Scene& scene);
 
 /// bullet_bvh ÷ vtp of the four compared figures.
