@@ -25,6 +25,9 @@ BulletTerrainState::BulletTerrainState(TerrainPhysics& p, btCollisionWorld& w, B
   object.setCollisionFlags(object.getCollisionFlags() | btCollisionObject::CF_STATIC_OBJECT);
   object.setFriction(1);  // our points carry the triangle material's friction and restitution
   object.setRestitution(0);
+  // Asleep, as btDiscreteDynamicsWorld::addRigidBody leaves static bodies: a sleeping body's pair with the terrain is
+  // then skipped by the dispatcher instead of running the algorithm every step.
+  object.setActivationState(ISLAND_SLEEPING);
 }
 
 BodyLinks& BulletTerrainState::links(std::uint64_t id, const btCollisionObject* body) {
