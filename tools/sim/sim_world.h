@@ -48,9 +48,9 @@ class TerrainBackend {
   /// "vtp" or "bullet_bvh" (the report's key).
   virtual const char* key() const = 0;
   /// Builds the terrain collision data for `world` (loaded by the caller) into `dynamics`. Runs inside the mode's
-  /// TerrainScope and inside time to first step. The terrain's static objects are put to sleep (ISLAND_SLEEPING, as
-  /// btDiscreteDynamicsWorld::addRigidBody does for static bodies; a plain btCollisionObject stays ACTIVE_TAG), so
-  /// the dispatcher skips the pairs of sleeping bodies with the terrain in both modes.
+  /// TerrainScope and inside time to first step. The terrain's static objects sleep (ISLAND_SLEEPING, as
+  /// btDiscreteDynamicsWorld::addRigidBody does for static bodies; vtp's adapter does it for its object, the Bullet
+  /// mode for its chunk objects), so the dispatcher skips the pairs of sleeping bodies with the terrain in both modes.
   virtual Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes) = 0;
   virtual bool isTerrain(const btCollisionObject* object) const = 0;
   /// Brings the terrain collision data up to date after `changed` (voxels) changed and wakes the bodies there.

@@ -25,7 +25,6 @@ class VtpBackend final : public TerrainBackend {
     auto attached = physics::BulletTerrain::attach(*m_physics, dynamics);
     if (!attached) return attached.error();
     m_adapter = std::move(attached.value());
-    m_adapter->object().setActivationState(ISLAND_SLEEPING);  // see TerrainBackend::open
     return {};
   }
 
