@@ -41,6 +41,8 @@ class TerrainPhysics {
   const MaskIndex& masks() const noexcept { return *m_masks; }
   ColliderCache& colliders() noexcept { return *m_colliders; }
   double voxelSize() const noexcept { return m_voxel_size; }
+  /// The world this object answers for (water queries read its voxels).
+  const terrain::World& world() const noexcept { return *m_world; }
 
   /// The closest surface hit with t in [0, ray.max_t] into `hit`; false when nothing is hit. Chunks are visited in
   /// order of entry into their bounds grown by one voxel (where their triangles lie) and the walk stops when the next
@@ -63,6 +65,7 @@ class TerrainPhysics {
   template <class Continue, class Visit>
   Status walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit);
 
+  const terrain::World* m_world;
   double m_voxel_size;
   std::unique_ptr<MaskIndex> m_masks;
   std::unique_ptr<ColliderCache> m_colliders;
