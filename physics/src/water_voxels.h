@@ -1,0 +1,120 @@
+#pragma once
+// The water model of water.h, voxel by voxel, shared by the submerged volume (water.cpp) and the water ray
+// (water_raycast.cpp): a water voxel of occupancy o holds water in the lower o/255 of its cell. walkWet follows a
+// segment through one chunk's voxels with a 3D DDA (Amanatides and Woo, "A Fast Voxel Traversal Algorithm for Ray
+// Tracing", 1987) and reports, in order of t, the intervals of t the segment spends in water.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+
+#include "vtp/physics/chunk_masks.h"
+#include "vtp/terrain/coords.h"
+#include "vtp/terrain/voxel.h"
+
+namespace vtp::physics::water {
+
+/// A chunk's voxels in World::readBox layout: x fastest, then y, then z.
+inline constexpr int kChunkVoxels = terrain::kChunkVolume;
+
+/// Whether a chunk's masks say it may hold a water voxel (the masks are dilated: it may also only border one).
+inline bool mayHoldWater(const ChunkMasks& m) {
+  if (m.tag == MaskTag::kFullWater) return true;
+  if (m.tag != MaskTag::kMixed) return false;
+  std::uint64_t any = 0;
+  for (const std::uint64_t w : m.water) any |= w;
+  return any != 0;
+}
+
+/// The fraction of a voxel's cell that holds water (from its floor up): occupancy / 255 for water, else 0.
+inline double fillOf(terrain::Voxel v) { return terrain::isWater(v) ? v.occupancy / 255.0 : 0.0; }
+
+/// A segment p(t) = a + t d. [Unit: voxel]
+struct VoxelSegment {
+  std::array<double, 3> a{}, d{};
+};
+
+/// Narrows [t0, t1] to the part of the segment inside chunk c's voxels, the half-open box [8c, 8c + 8) (half-open
+/// along an axis the segment does not move on, so a chord on a chunk face is counted once). False when nothing is left.
+inline bool clipToChunk(const VoxelSegment& s, terrain::ChunkCoord c, double& t0, double& t1) {
+  const std::int32_t k[3] = {c.x, c.y, c.z};
+  for (int axis = 0; axis < 3; ++axis) {
+    const double lo = double(k[axis]) * terrain::kChunkSize, hi = lo + terrain::kChunkSize;
+    const double a = s.a[std::size_t(axis)], d = s.d[std::size_t(axis)];
+    if (d == 0) {
+      if (a < lo || a >= hi) return false;
+      continue;
+    }
+    double n = (lo - a) / d, f = (hi - a) / d;
+    if (n > f) std::swap(n, f);
+    t0 = std::max(t0, n);
+    t1 = std::min(t1, f);
+  }
+  return t0 < t1;
+}
+
+/// Where a wet interval begins.
+enum class WetStart : std::uint8_t {
+  kFirst,    ///< At t0, the start of the walk (no face crossed).
+  kFace,     ///< On the face of the voxel that the walk entered through (`axis`).
+  kSurface,  ///< On the water surface inside a partly filled voxel (the segment comes down through it).
+};
+
+/// Walks the voxels of chunk c (`voxels`: its 8^3 voxels) that the segment crosses for t in [t0, t1] (inside the
+/// chunk, as clipToChunk gives), in order of t, and calls wet(w0, w1, x, y, z, start, axis) for each interval
+/// w0 < w1 spent in water, with the voxel's chunk-relative coordinates; `axis` is the axis of the face crossed when
+/// start is kFace. wet returns false to stop the walk.
+template <class Wet>
+void walkWet(const VoxelSegment& s, terrain::ChunkCoord c, const terrain::Voxel* voxels, double t0, double t1,
+             Wet&& wet) {
+  const std::int32_t k[3] = {c.x, c.y, c.z};
+  double a[3], d[3], t_next[3], t_delta[3];
+  int cell[3], step[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    a[axis] = s.a[std::size_t(axis)] - double(k[axis]) * terrain::kChunkSize;  // chunk-relative
+    d[axis] = s.d[std::size_t(axis)];
+    // Rounding can put the start a hair outside the chunk: clamp (the span is inside it by construction).
+    cell[axis] = std::clamp(int(std::floor(a[axis] + t0 * d[axis])), 0, terrain::kChunkSize - 1);
+    step[axis] = d[axis] > 0 ? 1 : (d[axis] < 0 ? -1 : 0);
+    t_next[axis] = d[axis] == 0 ? HUGE_VAL : (double(cell[axis] + (d[axis] > 0 ? 1 : 0)) - a[axis]) / d[axis];
+    t_delta[axis] = d[axis] == 0 ? HUGE_VAL : 1.0 / std::abs(d[axis]);
+  }
+  double t = t0;
+  WetStart start = WetStart::kFirst;
+  int entered = -1;
+  while (t < t1) {
+    const int axis = t_next[0] < t_next[1] ? (t_next[0] < t_next[2] ? 0 : 2) : (t_next[1] < t_next[2] ? 1 : 2);
+    const double t_end = std::min(t_next[axis], t1);
+    const double fill = fillOf(voxels[cell[0] + terrain::kChunkSize * (cell[1] + terrain::kChunkSize * cell[2])]);
+    if (fill > 0 && t_end > t) {
+      double w0 = t, w1 = t_end;
+      WetStart how = start;
+      if (fill < 1) {
+        // Wet below the fill level: y(t) <= cell_y + fill.
+        const double level = double(cell[1]) + fill;
+        if (d[1] == 0) {
+          if (a[1] > level) w1 = w0;
+        } else {
+          const double t_level = (level - a[1]) / d[1];
+          if (d[1] > 0) {
+            w1 = std::min(w1, t_level);
+          } else if (t_level > w0) {
+            w0 = t_level;
+            how = WetStart::kSurface;
+          }
+        }
+      }
+      if (w0 < w1 && !wet(w0, w1, cell[0], cell[1], cell[2], how, entered)) return;
+    }
+    if (t_next[axis] >= t1) return;
+    t = t_next[axis];
+    cell[axis] += step[axis];
+    if (cell[axis] < 0 || cell[axis] >= terrain::kChunkSize) return;
+    t_next[axis] += t_delta[axis];
+    start = WetStart::kFace;
+    entered = axis;
+  }
+}
+
+}  // namespace vtp::physics::water
