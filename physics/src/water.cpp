@@ -28,6 +28,7 @@ using V3 = std::array<double, 3>;
 // it carries. [Unit: voxel for a and d, world units^2 for weight]
 struct Chord {
   water::VoxelSegment segment;
+  double length;  // [Unit: world units]
   double weight;
 };
 
@@ -47,35 +48,39 @@ struct Rotation {
   }
 };
 
+// Bodies reaching at most this many voxels are read in one box; larger ones chunk by chunk. (64 KiB of voxels.)
+constexpr std::int64_t kMaxBlockVoxels = 32 * 32 * 32;
+
 // Samples along an axis: at least `base`, at least 2 per voxel of `extent` (so uneven water is resolved on big
 // bodies), at most 128.
 int samplesFor(double extent, double voxel_size, int base) {
   return std::clamp(int(std::ceil(2.0 * extent / voxel_size)), base, 128);
 }
 
-// Lays chords in the world, in voxel units. Each chord is given by its local start (u, lo, v) and length along local Y.
+// Lays chords in the world, in voxel units, from chords given in the shape's local frame (or, for a sphere, in world
+// axes: its rotation changes nothing).
 class ChordLayout {
  public:
-  ChordLayout(const Pose& pose, double voxel_size, bool world_axis, std::vector<Chord>& out)
-      : m_rotation(pose.rotation), m_position(pose.position), m_inv(1.0 / voxel_size), m_world_axis(world_axis),
-        m_out(out) {
+  ChordLayout(const Pose& pose, double voxel_size, bool world_axes, std::vector<Chord>& out)
+      : m_rotation(world_axes ? std::array<double, 4>{0, 0, 0, 1} : pose.rotation), m_position(pose.position),
+        m_inv(1.0 / voxel_size), m_out(out) {
     m_out.clear();
   }
-  void add(double u, double lo, double v, double length, double weight) {
-    const V3 local{u, lo, v};
-    const V3 p = m_world_axis ? local : m_rotation.apply(local);
-    const V3 d = m_world_axis ? V3{0, length, 0}
-                              : V3{m_rotation.m[0][1] * length, m_rotation.m[1][1] * length,
-                                   m_rotation.m[2][1] * length};
+  // The chord from local point `start` along the local unit vector `dir` for `length`, standing for cross-section
+  // area `weight`.
+  void add(const V3& start, const V3& dir, double length, double weight) {
+    const V3 p = m_rotation.apply(start), d = m_rotation.apply(dir);
     Chord c;
-    for (std::size_t a = 0; a < 3; ++a) {
-      c.segment.a[a] = (m_position[a] + p[a]) * m_inv;
-      c.segment.d[a] = d[a] * m_inv;
-    }
+    c.segment = water::VoxelSegment(
+        {(m_position[0] + p[0]) * m_inv, (m_position[1] + p[1]) * m_inv, (m_position[2] + p[2]) * m_inv},
+        {d[0] * length * m_inv, d[1] * length * m_inv, d[2] * length * m_inv});
+    c.length = length;
     c.weight = weight;
     m_measure += weight * length;
     m_out.push_back(c);
   }
+  // World up in the local frame.
+  V3 up() const { return {m_rotation.m[1][0], m_rotation.m[1][1], m_rotation.m[1][2]}; }
   // The volume the chords carry (sum of weight * length). [Unit: world units^3]
   double measure() const { return m_measure; }
 
@@ -83,29 +88,70 @@ class ChordLayout {
   Rotation m_rotation;
   V3 m_position;
   double m_inv;
-  bool m_world_axis;
   std::vector<Chord>& m_out;
   double m_measure = 0;
 };
 
-// Chords of a body of revolution about local Y with half length half(cos_phi) at radius r sin(phi): the substitution
-// rho = r sin(phi) removes the square-root edge of spheres and capsules, so the midpoint rule converges.
-template <class Half>
-void layPolar(ChordLayout& layout, double r, Half&& half, double voxel_size) {
+V3 axpy(const V3& p, double s, const V3& v) { return {p[0] + s * v[0], p[1] + s * v[1], p[2] + s * v[2]}; }
+
+// Chords integrate best when they are steep: the integrand (wet length) is then continuous across the water surface,
+// with kinks only, whereas level chords are all wet or all dry (a step the quadrature cannot place). Each shape is
+// laid along whichever of its parametrisations has chords within 45 degrees of vertical (a box's steepest axis).
+constexpr double kSteep = 0.70710678118654752;
+
+// Chords of a ball of radius r about `centre` along `w`, over the polar angles [theta0, theta0 + span) of the plane
+// (u, v), each lengthened by `extra` at both ends (a capsule's cylinder). rho = r sin(phi) removes the square-root
+// edge of the ball, so the midpoint rule converges.
+void layBall(ChordLayout& layout, const V3& centre, double r, double extra, const V3& u, const V3& v, const V3& w,
+             double theta0, double span, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
-  const int n_phi = samplesFor(2 * r, voxel_size, 16), n_theta = std::min(256, samplesFor(kPi * r, voxel_size, 12));
-  const double d_phi = 0.5 * kPi / n_phi, d_theta = 2 * kPi / n_theta;
+  const int n_phi = samplesFor(2 * r, voxel_size, 16);
+  const int n_theta = std::min(256, samplesFor(span / 2 * r, voxel_size, std::max(6, int(span / kPi * 6))));
+  const double d_phi = 0.5 * kPi / n_phi, d_theta = span / n_theta;
+  std::array<double, 256> cos_theta, sin_theta;  // one sincos per angle, not per chord
+  for (int j = 0; j < n_theta; ++j) {
+    const double theta = theta0 + (j + 0.5) * d_theta;
+    cos_theta[std::size_t(j)] = std::cos(theta), sin_theta[std::size_t(j)] = std::sin(theta);
+  }
   for (int i = 0; i < n_phi; ++i) {
     const double phi = (i + 0.5) * d_phi, s = std::sin(phi), c = std::cos(phi);
-    const double h = half(c), weight = r * r * s * c * d_phi * d_theta;
+    const double half = extra + r * c, weight = r * r * s * c * d_phi * d_theta;
     for (int j = 0; j < n_theta; ++j) {
-      const double theta = (j + 0.5) * d_theta;
-      layout.add(r * s * std::cos(theta), -h, r * s * std::sin(theta), 2 * h, weight);
+      const V3 p = axpy(axpy(centre, r * s * cos_theta[std::size_t(j)], u), r * s * sin_theta[std::size_t(j)], v);
+      layout.add(axpy(p, -half, w), w, 2 * half, weight);
     }
   }
 }
 
-// Chords of a convex hull along local Y over a grid covering its xz bounds, cut by its faces' planes; returns the
+// Chords across a cylinder of radius r along the local Y axis, for y in [-hh, hh], along `w` (perpendicular to Y),
+// over q = r sin(phi) along e = Y x w.
+void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double voxel_size) {
+  constexpr double kPi = std::numbers::pi;
+  const V3 e{w[2], 0, -w[0]};
+  const int n_y = samplesFor(2 * hh, voxel_size, 12), n_phi = samplesFor(2 * r, voxel_size, 16);
+  const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
+  for (int i = 0; i < n_y; ++i) {
+    const double y = -hh + (i + 0.5) * d_y;
+    for (int j = 0; j < n_phi; ++j) {
+      const double phi = -0.5 * kPi + (j + 0.5) * d_phi, half = r * std::cos(phi);
+      layout.add(axpy(axpy(V3{0, y, 0}, r * std::sin(phi), e), -half, w), w, 2 * half, d_y * half * d_phi);
+    }
+  }
+}
+
+// The local axis closest to vertical.
+std::size_t steepestAxis(const V3& up) {
+  const double x = std::abs(up[0]), y = std::abs(up[1]), z = std::abs(up[2]);
+  return x > y ? (x > z ? 0 : 2) : (y > z ? 1 : 2);
+}
+
+// The unit vector perpendicular to local Y that is steepest in the world.
+V3 levelSteepest(const V3& up) {
+  const double n = std::hypot(up[0], up[2]);
+  return n > 1e-12 ? V3{up[0] / n, 0, up[2] / n} : V3{1, 0, 0};
+}
+
+// Chords of a convex hull along its steepest local axis over a grid covering its bounds, cut by its faces' planes; returns the
 // hull's volume (divergence theorem over its faces), or an error when Bullet finds no solid hull.
 Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double voxel_size) {
   thread_local btConvexHullComputer hull;
@@ -154,20 +200,29 @@ Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double vox
     if (d < 0) n = {-n[0], -n[1], -n[2]}, d = -d;  // outward: the centroid is inside
     planes.push_back({n, d + n[0] * centroid[0] + n[1] * centroid[1] + n[2] * centroid[2]});
   }
-  const int nx = samplesFor(hi[0] - lo[0], voxel_size, 16), nz = samplesFor(hi[2] - lo[2], voxel_size, 16);
-  const double dx = (hi[0] - lo[0]) / nx, dz = (hi[2] - lo[2]) / nz;
-  for (int i = 0; i < nx; ++i) {
-    const double u = lo[0] + (i + 0.5) * dx;
-    for (int j = 0; j < nz; ++j) {
-      const double v = lo[2] + (j + 0.5) * dz;
-      double y0 = lo[1], y1 = hi[1];
-      for (const Plane& p : planes) {
-        const double rhs = p.d - p.n[0] * u - p.n[2] * v;
-        if (p.n[1] > 1e-12) y1 = std::min(y1, rhs / p.n[1]);
-        else if (p.n[1] < -1e-12) y0 = std::max(y0, rhs / p.n[1]);
+  // A grid over the plane of the two other axes, chords along the steepest local axis k.
+  const V3 up = layout.up();
+  const std::size_t k = steepestAxis(up);
+  const std::size_t i_axis = (k + 1) % 3, j_axis = (k + 2) % 3;
+  const int ni = samplesFor(hi[i_axis] - lo[i_axis], voxel_size, 16);
+  const int nj = samplesFor(hi[j_axis] - lo[j_axis], voxel_size, 16);
+  const double di = (hi[i_axis] - lo[i_axis]) / ni, dj = (hi[j_axis] - lo[j_axis]) / nj;
+  V3 dir{};
+  dir[k] = 1;
+  for (int i = 0; i < ni; ++i) {
+    for (int j = 0; j < nj; ++j) {
+      V3 p{};
+      p[i_axis] = lo[i_axis] + (i + 0.5) * di;
+      p[j_axis] = lo[j_axis] + (j + 0.5) * dj;
+      double y0 = lo[k], y1 = hi[k];
+      for (const Plane& plane : planes) {
+        const double rhs = plane.d - plane.n[i_axis] * p[i_axis] - plane.n[j_axis] * p[j_axis];
+        if (plane.n[k] > 1e-12) y1 = std::min(y1, rhs / plane.n[k]);
+        else if (plane.n[k] < -1e-12) y0 = std::max(y0, rhs / plane.n[k]);
         else if (rhs < 0) y1 = y0;
       }
-      if (y1 > y0) layout.add(u, y0, v, y1 - y0, dx * dz);
+      p[k] = y0;
+      if (y1 > y0) layout.add(p, dir, y1 - y0, di * dj);
     }
   }
   return volume;
@@ -176,37 +231,64 @@ Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double vox
 // Lays the chords of a valid shape; returns its analytic volume. [Unit: world units^3]
 Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
+  const V3 up = layout.up(), x{1, 0, 0}, y{0, 1, 0}, z{0, 0, 1};
+  const bool upright = std::abs(up[1]) >= kSteep;
   switch (shape.kind) {
-    case ShapeKind::kSphere: {
+    case ShapeKind::kSphere: {  // world axes: chords vertical
       const double r = shape.radius;
-      layPolar(layout, r, [r](double c) { return r * c; }, voxel_size);
+      layBall(layout, {0, 0, 0}, r, 0, x, z, y, 0, 2 * kPi, voxel_size);
       return 4.0 / 3.0 * kPi * r * r * r;
     }
     case ShapeKind::kCapsule: {
       const double r = shape.radius, hh = shape.half_height;
-      layPolar(layout, r, [r, hh](double c) { return hh + r * c; }, voxel_size);
+      if (upright) {
+        layBall(layout, {0, 0, 0}, r, hh, x, z, y, 0, 2 * kPi, voxel_size);
+      } else {
+        // Lying: chords across the cylinder, and across each end's half ball (polar about Y in the plane (Y, e)).
+        const V3 w = levelSteepest(up), e{w[2], 0, -w[0]};
+        if (hh > 0) layAcross(layout, r, hh, w, voxel_size);
+        layBall(layout, {0, hh, 0}, r, 0, y, e, w, -0.5 * kPi, kPi, voxel_size);
+        layBall(layout, {0, -hh, 0}, r, 0, y, e, w, 0.5 * kPi, kPi, voxel_size);
+      }
       return kPi * r * r * (2 * hh + 4.0 / 3.0 * r);
     }
     case ShapeKind::kCylinder: {
-      // Equal-area rings: ring i at radius r sqrt((i + 1/2) / n).
       const double r = shape.half_extents[0], hh = shape.half_extents[1];
-      const int n_rho = samplesFor(2 * r, voxel_size, 12), n_theta = std::min(256, samplesFor(kPi * r, voxel_size, 16));
-      const double weight = kPi * r * r / (n_rho * n_theta);
-      for (int i = 0; i < n_rho; ++i) {
-        const double rho = r * std::sqrt((i + 0.5) / n_rho);
-        for (int j = 0; j < n_theta; ++j) {
-          const double theta = (j + 0.5) * 2 * kPi / n_theta;
-          layout.add(rho * std::cos(theta), -hh, rho * std::sin(theta), 2 * hh, weight);
+      if (upright) {
+        // Along the axis, equal-area rings: ring i at radius r sqrt((i + 1/2) / n).
+        const int n_rho = samplesFor(2 * r, voxel_size, 12);
+        const int n_theta = std::min(256, samplesFor(kPi * r, voxel_size, 16));
+        const double weight = kPi * r * r / (n_rho * n_theta);
+        for (int i = 0; i < n_rho; ++i) {
+          const double rho = r * std::sqrt((i + 0.5) / n_rho);
+          for (int j = 0; j < n_theta; ++j) {
+            const double theta = (j + 0.5) * 2 * kPi / n_theta;
+            layout.add({rho * std::cos(theta), -hh, rho * std::sin(theta)}, y, 2 * hh, weight);
+          }
         }
+      } else {
+        layAcross(layout, r, hh, levelSteepest(up), voxel_size);
       }
       return 2 * kPi * r * r * hh;
     }
     case ShapeKind::kBox: {
+      // Along the steepest axis k, a grid over the other two.
       const auto& h = shape.half_extents;
-      const int nx = samplesFor(2 * h[0], voxel_size, 16), nz = samplesFor(2 * h[2], voxel_size, 16);
-      const double dx = 2 * h[0] / nx, dz = 2 * h[2] / nz;
-      for (int i = 0; i < nx; ++i)
-        for (int j = 0; j < nz; ++j) layout.add(-h[0] + (i + 0.5) * dx, -h[1], -h[2] + (j + 0.5) * dz, 2 * h[1], dx * dz);
+      const std::size_t k = steepestAxis(up);
+      const std::size_t i_axis = (k + 1) % 3, j_axis = (k + 2) % 3;
+      const int ni = samplesFor(2 * h[i_axis], voxel_size, 16), nj = samplesFor(2 * h[j_axis], voxel_size, 16);
+      const double di = 2 * h[i_axis] / ni, dj = 2 * h[j_axis] / nj;
+      V3 dir{};
+      dir[k] = 1;
+      for (int i = 0; i < ni; ++i) {
+        for (int j = 0; j < nj; ++j) {
+          V3 p{};
+          p[i_axis] = -h[i_axis] + (i + 0.5) * di;
+          p[j_axis] = -h[j_axis] + (j + 0.5) * dj;
+          p[k] = -h[k];
+          layout.add(p, dir, 2 * h[k], di * dj);
+        }
+      }
       return 8 * h[0] * h[1] * h[2];
     }
     case ShapeKind::kConvexHull:
@@ -250,37 +332,62 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   const double voxel_size = physics.voxelSize();
   thread_local std::vector<Chord> chords;
   thread_local std::vector<ChunkTouch> touches;
-  thread_local std::vector<Voxel> voxels(water::kChunkVoxels);
+  thread_local std::vector<Voxel> voxels;
   Result<Volumes> volumes = layChords(shape, pose, voxel_size, chords);
   if (!volumes) return volumes.error();
   if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
-  if (Status s = physics.masks().query(boundsOf(chords, voxel_size), touches); !s)
+  const Aabb bounds = boundsOf(chords, voxel_size);
+  if (Status s = physics.masks().query(bounds, touches); !s)
     return Error{s.error().code, "submerged: " + s.error().message, {}};
+  // The voxels the chords reach (the query grows its box by the mesher's one-voxel spill; water has none).
+  const terrain::VoxelBox reach{
+      {std::int32_t(std::floor(bounds.min.x / voxel_size)), std::int32_t(std::floor(bounds.min.y / voxel_size)),
+       std::int32_t(std::floor(bounds.min.z / voxel_size))},
+      {std::int32_t(std::floor(bounds.max.x / voxel_size)) + 1, std::int32_t(std::floor(bounds.max.y / voxel_size)) + 1,
+       std::int32_t(std::floor(bounds.max.z / voxel_size)) + 1}};
+  std::erase_if(touches, [&](const ChunkTouch& t) {
+    return !t.water || terrain::intersect(terrain::chunkBox(t.chunk), reach).empty();
+  });
 
   // Per chord, the wet part's measure and first moment in s: sums of (s1 - s0) and (s1^2 - s0^2) / 2.
   double wet = 0;
   V3 moment{};
-  for (const ChunkTouch& touch : touches) {
-    if (!touch.water) continue;
-    if (Status s = physics.world().readBox(terrain::chunkBox(touch.chunk), voxels); !s)
-      return Error{s.error().code, "submerged: " + s.error().message, {}};
-    if (std::none_of(voxels.begin(), voxels.end(), [](Voxel v) { return terrain::isWater(v); })) continue;
+  const auto integrate = [&](const water::VoxelBlock& block) {
     for (const Chord& c : chords) {
       double t0 = 0, t1 = 1;
-      if (!water::clipToChunk(c.segment, touch.chunk, t0, t1)) continue;
+      if (!water::clipToBlock(c.segment, block, t0, t1)) continue;
       double s0 = 0, s1 = 0;
-      water::walkWet(c.segment, touch.chunk, voxels.data(), t0, t1,
-                     [&](double w0, double w1, int, int, int, water::WetStart, int) {
-                       s0 += w1 - w0;
-                       s1 += 0.5 * (w1 * w1 - w0 * w0);
-                       return true;
-                     });
+      water::walkWet(c.segment, block, t0, t1, [&](double w0, double w1, int, int, int, water::WetStart, int) {
+        s0 += w1 - w0;
+        s1 += 0.5 * (w1 * w1 - w0 * w0);
+        return true;
+      });
       if (s0 == 0) continue;
-      const double length = std::sqrt(c.segment.d[0] * c.segment.d[0] + c.segment.d[1] * c.segment.d[1] +
-                                      c.segment.d[2] * c.segment.d[2]) * voxel_size;
-      const double mass = c.weight * length;  // world units^3 per unit of s
+      const double mass = c.weight * c.length;  // world units^3 per unit of s
       wet += mass * s0;
       for (std::size_t a = 0; a < 3; ++a) moment[a] += mass * (c.segment.a[a] * s0 + c.segment.d[a] * s1);
+    }
+  };
+  const auto read = [&](const terrain::VoxelBox& box) -> Status {
+    voxels.resize(std::size_t(box.volume()));
+    if (Status s = physics.world().readBox(box, voxels); !s)
+      return Error{s.error().code, "submerged: " + s.error().message, {}};
+    return {};
+  };
+  const auto anyWater = [&] { return std::any_of(voxels.begin(), voxels.end(), terrain::isWater); };
+  if (touches.empty()) {
+    // No water chunk within reach: dry, nothing read.
+  } else if (reach.volume() <= kMaxBlockVoxels) {
+    // A small body: one read of the box it reaches, one walk per chord.
+    if (Status s = read(reach); !s) return s.error();
+    const water::VoxelBlock block{reach.min, {reach.max.x - reach.min.x, reach.max.y - reach.min.y,
+                                              reach.max.z - reach.min.z}, voxels.data()};
+    if (anyWater()) integrate(block);
+  } else {
+    // A large body: chunk by chunk, only those whose masks hold water.
+    for (const ChunkTouch& touch : touches) {
+      if (Status s = read(terrain::chunkBox(touch.chunk)); !s) return s.error();
+      if (anyWater()) integrate(water::chunkBlock(touch.chunk, voxels.data()));
     }
   }
   Submersion out;

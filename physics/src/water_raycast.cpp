@@ -32,7 +32,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
     t_next[a] = d == 0 ? HUGE_VAL : ((double(cell[a]) + (d > 0 ? 1.0 : 0.0)) * kSize - o) / d;
     t_delta[a] = d == 0 ? HUGE_VAL : kSize / std::abs(d);
   }
-  thread_local std::vector<terrain::Voxel> voxels(water::kChunkVoxels);
+  thread_local std::vector<terrain::Voxel> voxels(terrain::kChunkVolume);
   double t = 0;
   int entered = -1;  // axis of the chunk face the walk last crossed
   for (;;) {
@@ -42,7 +42,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
     if (water::mayHoldWater(physics.masks().masks(c))) {
       if (Status s = physics.world().readBox(terrain::chunkBox(c), voxels); !s) return s.error();
       bool found = false;
-      water::walkWet(segment, c, voxels.data(), t, t_end,
+      water::walkWet(segment, water::chunkBlock(c, voxels.data()), t, t_end,
                      [&](double w0, double, int x, int y, int z, water::WetStart how, int face) {
                        found = true;
                        hit.t = w0;
