@@ -56,7 +56,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
                          const double len = std::sqrt(ray.direction[0] * ray.direction[0] +
                                                       ray.direction[1] * ray.direction[1] +
                                                       ray.direction[2] * ray.direction[2]);
-                         for (std::size_t a = 0; a < 3; ++a) hit.normal[a] = -ray.direction[a] / len;
+                         for (std::size_t a = 0; a < 3; ++a) hit.normal[a] = -ray.direction[a] / len + 0.0;  // no -0
                        } else if (how == water::WetStart::kSurface) {
                          hit.normal[1] = 1;
                        } else {
@@ -69,7 +69,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
       if (found) return true;
     }
     if (t_next[axis] > ray.max_t) return false;
-    t = t_next[axis];
+    t = std::max(t, t_next[axis]);  // never -0 or below the previous chunk's start
     cell[axis] += step[axis];
     t_next[axis] += t_delta[axis];
     entered = int(axis);

@@ -125,7 +125,7 @@ void walkWet(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1, W
       if (w0 < w1 && !wet(w0, w1, cell[0], cell[1], cell[2], how, entered)) return;
     }
     if (t_next[axis] >= t1) return;
-    t = t_next[axis];
+    t = std::max(t, t_next[axis]);  // a start on a voxel face gives -0 or a hair below t0 here
     cell[axis] += step[axis];
     if (cell[axis] < 0 || cell[axis] >= n[axis]) return;
     t_next[axis] += t_delta[axis];
