@@ -48,7 +48,7 @@ struct Submersion {
 ///
 /// Shape volumes: a box's and a cylinder's margin lies inside their extents and changes nothing; a sphere's and a
 /// capsule's is their radius; a convex hull's volume is the hull of its points, its margin ignored.
-/// Cost: about a few microseconds for a body of 1-2 voxels (one readBox per water chunk it overlaps, ~200-300 chords);
+/// Cost: about 10 microseconds for a body of 1-2 voxels (one readBox of the voxels it reaches, 150-300 chords);
 /// a convex hull adds computing its faces (Bullet's btConvexHullComputer) every call.
 /// Errors: an invalid shape or pose (kInvalidArgument, see validate()); a body whose bounds reach 2^16 voxels from the
 /// origin (kOutOfRange). Nothing is changed either way.
