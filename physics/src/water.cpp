@@ -1,8 +1,9 @@
 // Submerged volume and centre of buoyancy (water.h). The shape is cut into parallel chords over a quadrature of its
 // cross-section; each chord is walked through the water voxels of the chunks the mask index reports with water, and
 // the lengths it spends in water (water_voxels.h) are exact, so the only approximation is the 2D quadrature, whose
-// integrand is continuous with kinks where a chord's end crosses the water surface (error O(h^2) per sample spacing
-// h). Integrating along the body's own axis keeps the domain exact (no partially covered samples at a box's sides).
+// integrand is continuous with kinks where a chord's end crosses the water surface (error O(h^2) for sample spacing
+// h). Chords run along one of the body's own axes, so the cross-section is an exact domain (no partly covered samples
+// at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step).
 #include "vtp/physics/water.h"
 
 #include <LinearMath/btConvexHullComputer.h>
@@ -24,11 +25,11 @@ namespace {
 
 using V3 = std::array<double, 3>;
 
-// One chord: the segment a + s d, s in [0, 1], and the cross-section area it stands for; weight * |d| is the volume
-// it carries. [Unit: voxel for a and d, world units^2 for weight]
+// One chord: the segment a + s d, s in [0, 1], and the cross-section area it stands for; weight * length is the
+// volume it carries. [Unit: voxel for the segment, world units for length, world units^2 for weight]
 struct Chord {
   water::VoxelSegment segment;
-  double length;  // [Unit: world units]
+  double length;
   double weight;
 };
 

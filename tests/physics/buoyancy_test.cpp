@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 
 using namespace vtp::terrain;
 using namespace vtp::physics;
@@ -30,8 +31,7 @@ TEST_CASE("buoyancy: a 1 m crate of 500 kg/m^3 settles at its analytic draft") {
   // Deep flat water with its surface at y = 0 (voxel = 1 m).
   auto world = vtp::test::makeWorld();
   REQUIRE(world->fillBox(VoxelBox{{-32, -40, -32}, {32, 0, 32}}, kWaterMaterial).ok());
-  auto physics = TerrainPhysics::create(*world);
-  REQUIRE(physics.ok());
+  auto physics = vtp::test::makePhysics(*world);
 
   Dynamics dynamics;
   btBoxShape crate(btVector3(0.5f, 0.5f, 0.5f));
@@ -50,7 +50,7 @@ TEST_CASE("buoyancy: a 1 m crate of 500 kg/m^3 settles at its analytic draft") {
   double worst_last_second = 0;
   Submersion last;
   for (int step = 0; step < 600; ++step) {
-    auto sub = applyBuoyancy(**physics, body);
+    auto sub = applyBuoyancy(*physics, body);
     REQUIRE(sub.ok());
     last = *sub;
     dynamics.world.stepSimulation(1.0f / 60.0f, 1, 1.0f / 60.0f);
@@ -103,16 +103,15 @@ TEST_CASE("buoyancy: Bullet shapes convert to engine-neutral shapes") {
     btStaticPlaneShape plane(btVector3(0, 1, 0), 0);
     CHECK(convexShapeOf(plane, points).error().code == vtp::ErrorCode::kInvalidArgument);
     auto world = vtp::test::makeWorld();
-    auto physics = TerrainPhysics::create(*world);
-    REQUIRE(physics.ok());
+    auto physics = vtp::test::makePhysics(*world);
     btSphereShape sphere(0.5f);
     btRigidBody body(btRigidBody::btRigidBodyConstructionInfo(1, nullptr, &sphere));
     BuoyancyOptions bad;
     bad.fluid_density = -1;
-    CHECK(applyBuoyancy(**physics, body, bad).error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(applyBuoyancy(*physics, body, bad).error().code == vtp::ErrorCode::kInvalidArgument);
     bad = {};
     bad.linear_drag = std::nan("");
-    CHECK(applyBuoyancy(**physics, body, bad).error().code == vtp::ErrorCode::kInvalidArgument);
-    CHECK(applyBuoyancy(**physics, body).ok());
+    CHECK(applyBuoyancy(*physics, body, bad).error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(applyBuoyancy(*physics, body).ok());
   }
 }

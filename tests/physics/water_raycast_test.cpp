@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 #include "vtp/physics/water.h"
 
 using namespace vtp::terrain;
@@ -47,12 +48,6 @@ double bruteEntry(const World& world, const VoxelBox& box, const Ray& ray, doubl
   return best;
 }
 
-std::unique_ptr<TerrainPhysics> makePhysics(World& world) {
-  auto created = TerrainPhysics::create(world);
-  REQUIRE(created.ok());
-  return std::move(created.value());
-}
-
 }  // namespace
 
 TEST_CASE("water ray: the first entry into water equals brute force over every water voxel") {
@@ -68,7 +63,7 @@ TEST_CASE("water ray: the first entry into water equals brute force over every w
     REQUIRE(world->fillBox(VoxelBox{{-20, -10, -6}, {-2, -3, 9}}, kWaterMaterial).ok());
     std::vector<Voxel> top(18 * 15, Voxel{kWaterMaterial, 77});
     REQUIRE(world->writeRegion(VoxelBox{{-20, -3, -6}, {-2, -2, 9}}, top).ok());
-    auto physics = makePhysics(*world);
+    auto physics = vtp::test::makePhysics(*world);
     const VoxelBox all{{-26, -14, -26}, {26, 14, 26}};
     const double s = voxel_size;
     std::uniform_real_distribution<double> at(-26 * s, 26 * s);
@@ -126,7 +121,7 @@ TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
   REQUIRE(world->fillBox(VoxelBox{{-16, -12, -16}, {16, -1, 16}}, kWaterMaterial).ok());
   std::vector<Voxel> top(32 * 32, Voxel{kWaterMaterial, 51});
   REQUIRE(world->writeRegion(VoxelBox{{-16, -1, -16}, {16, 0, 16}}, top).ok());
-  auto physics = makePhysics(*world);
+  auto physics = vtp::test::makePhysics(*world);
 
   SUBCASE("a ray down meets the partly filled layer's surface, with an upward normal") {
     WaterHit hit;

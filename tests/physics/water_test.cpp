@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 
 using namespace vtp::terrain;
 using namespace vtp::physics;
@@ -41,9 +42,7 @@ FlatWater flatWater(double voxel_size, int top, int partial, int floor = -30) {
     std::vector<Voxel> voxels(std::size_t(layer.volume()), Voxel{kWaterMaterial, std::uint8_t(partial)});
     REQUIRE(w.world->writeRegion(layer, voxels).ok());
   }
-  auto created = TerrainPhysics::create(*w.world);
-  REQUIRE(created.ok());
-  w.physics = std::move(created.value());
+  w.physics = vtp::test::makePhysics(*w.world);
   w.surface = (top + partial / 255.0) * voxel_size;
   return w;
 }
@@ -248,9 +247,8 @@ TEST_CASE("submerged volume: whole, dry, occupancy-weighted, not in rock") {
   SUBCASE("a lone water voxel inside a body adds occupancy / 255 of a cell, at the wet part's centre") {
     auto world = vtp::test::makeWorld();
     REQUIRE(world->setVoxel({-5, 2, 7}, Voxel{kWaterMaterial, 51}).ok());
-    auto physics = TerrainPhysics::create(*world);
-    REQUIRE(physics.ok());
-    auto got = submerged(**physics, ConvexShape::box({2, 2, 2}), {{-4.5, 2.5, 7.5}});
+    auto physics = vtp::test::makePhysics(*world);
+    auto got = submerged(*physics, ConvexShape::box({2, 2, 2}), {{-4.5, 2.5, 7.5}});
     REQUIRE(got.ok());
     CHECK(got->volume == doctest::Approx(0.2).epsilon(1e-9));
     CHECK(got->centre[0] == doctest::Approx(-4.5));
