@@ -66,17 +66,11 @@ TEST_CASE("water ray: the first entry into water equals brute force over every w
     auto physics = vtp::test::makePhysics(*world);
     const VoxelBox all{{-26, -14, -26}, {26, 14, 26}};
     const double s = voxel_size;
-    std::uniform_real_distribution<double> at(-26 * s, 26 * s);
-    std::normal_distribution<double> normal;
+    vtp::test::RandomRays random(26 * s);
     int bad = 0, hits = 0, starts = 0;
     for (int i = 0; i < 300; ++i) {
-      Ray ray;
       const int kind = i % 4;
-      ray.origin = {at(rng), at(rng) / 2, at(rng)};
-      ray.direction = {normal(rng), normal(rng), normal(rng)};
-      ray.max_t = (kind == 0 ? 0.1 : 1.0) * 50 * s /
-                  std::sqrt(ray.direction[0] * ray.direction[0] + ray.direction[1] * ray.direction[1] +
-                            ray.direction[2] * ray.direction[2]);
+      Ray ray = random.next(rng, (kind == 0 ? 0.1 : 1.0) * 50 * s);
       if (kind == 2) ray.direction = {0, -1, 0}, ray.max_t = 30 * s;  // straight down onto surfaces
       if (kind == 3) {  // along a chunk seam plane, axis-aligned
         ray.origin[0] = 8 * s * double(int(rng() % 5) - 2);

@@ -100,17 +100,11 @@ TEST_CASE("world raycast: closest, any and all hits equal brute force over every
     Brute brute = buildBrute(*world);
     REQUIRE(brute.colliders.size() > 30);
     const double s = voxel_size;
-    std::uniform_real_distribution<double> at(-34 * s, 34 * s);
-    std::normal_distribution<double> normal;
+    vtp::test::RandomRays random(34 * s);
     int rays = 0, bad = 0, hits = 0;
     for (int i = 0; i < 400; ++i) {
-      Ray ray;
       const int kind = i % 5;
-      ray.origin = {at(rng), at(rng) / 2, at(rng)};
-      ray.direction = {normal(rng), normal(rng), normal(rng)};
-      ray.max_t = (kind == 0 ? 0.05 : 1.0) * 70 * s / std::sqrt(ray.direction[0] * ray.direction[0] +
-                                                                    ray.direction[1] * ray.direction[1] +
-                                                                    ray.direction[2] * ray.direction[2]);
+      Ray ray = random.next(rng, (kind == 0 ? 0.05 : 1.0) * 70 * s);
       if (kind == 2) ray.direction = {0, -1, 0}, ray.max_t = 60 * s;  // straight down
       if (kind == 3) {  // along a chunk boundary plane, axis-aligned
         ray.origin[0] = 8 * s * double(int(rng() % 7) - 3);
