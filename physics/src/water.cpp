@@ -311,8 +311,11 @@ Result<Volumes> layChords(const ConvexShape& shape, const Pose& pose, double vox
   return Volumes{*volume, layout.measure()};
 }
 
-// The bounds of the chords (they lie inside the shape). [Unit: world units]
-Aabb boundsOf(const std::vector<Chord>& chords, double voxel_size) {
+// The bounds of the chords (they lie inside the shape). [Unit: voxel]
+struct Bounds {
+  V3 lo, hi;
+};
+Bounds boundsOf(const std::vector<Chord>& chords) {
   V3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
   for (const Chord& c : chords) {
     for (std::size_t a = 0; a < 3; ++a) {
@@ -321,8 +324,7 @@ Aabb boundsOf(const std::vector<Chord>& chords, double voxel_size) {
       hi[a] = std::max(hi[a], std::max(p, q));
     }
   }
-  return {{lo[0] * voxel_size, lo[1] * voxel_size, lo[2] * voxel_size},
-          {hi[0] * voxel_size, hi[1] * voxel_size, hi[2] * voxel_size}};
+  return {lo, hi};
 }
 
 }  // namespace
@@ -337,15 +339,16 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   Result<Volumes> volumes = layChords(shape, pose, voxel_size, chords);
   if (!volumes) return volumes.error();
   if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
-  const Aabb bounds = boundsOf(chords, voxel_size);
-  if (Status s = physics.masks().query(bounds, touches); !s)
+  const Bounds bounds = boundsOf(chords);
+  const Aabb world_box{{bounds.lo[0] * voxel_size, bounds.lo[1] * voxel_size, bounds.lo[2] * voxel_size},
+                       {bounds.hi[0] * voxel_size, bounds.hi[1] * voxel_size, bounds.hi[2] * voxel_size}};
+  if (Status s = physics.masks().query(world_box, touches); !s)
     return Error{s.error().code, "submerged: " + s.error().message, {}};
-  // The voxels the chords reach (the query grows its box by the mesher's one-voxel spill; water has none).
-  const terrain::VoxelBox reach{
-      {std::int32_t(std::floor(bounds.min.x / voxel_size)), std::int32_t(std::floor(bounds.min.y / voxel_size)),
-       std::int32_t(std::floor(bounds.min.z / voxel_size))},
-      {std::int32_t(std::floor(bounds.max.x / voxel_size)) + 1, std::int32_t(std::floor(bounds.max.y / voxel_size)) + 1,
-       std::int32_t(std::floor(bounds.max.z / voxel_size)) + 1}};
+  // The voxels the chords reach (the query grows its box by the mesher's one-voxel spill; water has none), from the
+  // chords' own voxel coordinates so that no chord end falls outside by rounding. In int32 once the query passed.
+  const auto voxelAt = [](double v) { return std::int32_t(std::floor(v)); };
+  const terrain::VoxelBox reach{{voxelAt(bounds.lo[0]), voxelAt(bounds.lo[1]), voxelAt(bounds.lo[2])},
+                                {voxelAt(bounds.hi[0]) + 1, voxelAt(bounds.hi[1]) + 1, voxelAt(bounds.hi[2]) + 1}};
   std::erase_if(touches, [&](const ChunkTouch& t) {
     return !t.water || terrain::intersect(terrain::chunkBox(t.chunk), reach).empty();
   });
