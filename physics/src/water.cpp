@@ -52,6 +52,11 @@ struct Rotation {
 // Bodies reaching at most this many voxels are read in one box; larger ones chunk by chunk. (64 KiB of voxels.)
 constexpr std::int64_t kMaxBlockVoxels = 32 * 32 * 32;
 
+// Samples along the polar angle of balls and across lying cylinders: the parameter along which a chord's end crosses a
+// level surface, where the quadrature has its kink. Measured in flat water at depths >= 0.1 r: 16 gave errors up to
+// 1.8% (spheres) and 2.8% (lying cylinders), 32 gives at most 0.5%.
+constexpr int kCrossingSamples = 32;
+
 // Samples along an axis: at least `base`, at least 2 per voxel of `extent` (so uneven water is resolved on big
 // bodies), at most 128.
 int samplesFor(double extent, double voxel_size, int base) {
@@ -106,8 +111,8 @@ constexpr double kSteep = 0.70710678118654752;
 void layBall(ChordLayout& layout, const V3& centre, double r, double extra, const V3& u, const V3& v, const V3& w,
              double theta0, double span, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
-  const int n_phi = samplesFor(2 * r, voxel_size, 16);
-  const int n_theta = std::min(256, samplesFor(span / 2 * r, voxel_size, std::max(6, int(span / kPi * 6))));
+  const int n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
+  const int n_theta = std::min(256, samplesFor(span / 2 * r, voxel_size, std::max(4, int(span / kPi * 4))));
   const double d_phi = 0.5 * kPi / n_phi, d_theta = span / n_theta;
   std::array<double, 256> cos_theta, sin_theta;  // one sincos per angle, not per chord
   for (int j = 0; j < n_theta; ++j) {
@@ -129,7 +134,7 @@ void layBall(ChordLayout& layout, const V3& centre, double r, double extra, cons
 void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
   const V3 e{w[2], 0, -w[0]};
-  const int n_y = samplesFor(2 * hh, voxel_size, 12), n_phi = samplesFor(2 * r, voxel_size, 16);
+  const int n_y = samplesFor(2 * hh, voxel_size, 8), n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
   const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
   for (int i = 0; i < n_y; ++i) {
     const double y = -hh + (i + 0.5) * d_y;

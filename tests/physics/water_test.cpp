@@ -216,6 +216,20 @@ TEST_CASE("submerged volume: tilted capsules and cylinders, and bodies too large
       check(*w.physics, shape, pose, bruteBelow(shape, pose, w.surface, 160));
     }
   }
+  SUBCASE("random sizes, places and depths from 0.1 r to 1.9 r stay within 1% (shallow caps are the hard case)") {
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> u(0, 1);
+    for (int i = 0; i < 60; ++i) {
+      const double r = 0.3 + 1.2 * u(rng), d = (0.1 + 1.8 * u(rng)) * r, hh = 0.5 * r;
+      const double x = -8 + 6 * u(rng), z = -3 + 6 * u(rng);
+      check(*w.physics, ConvexShape::sphere(r), {{x, w.surface - d + r, z}, rotation({u(rng), 1, 0}, 3 * u(rng))},
+            capVolume(r, d), 0.01);
+      check(*w.physics, ConvexShape::capsule(r, hh), {{x, w.surface - d + r, z}, rotation({0, 0, 1}, kPi / 2)},
+            segmentArea(r, d) * 2 * hh + capVolume(r, d), 0.01);
+      check(*w.physics, ConvexShape::cylinder(r, hh), {{x, w.surface - d + r, z}, rotation({1, 0, 0}, kPi / 2)},
+            segmentArea(r, d) * 2 * hh, 0.01);
+    }
+  }
   SUBCASE("a body reaching more than 32^3 voxels is read chunk by chunk and still matches") {
     const P3 h{19.5, 12, 19.5};  // reaches 40 x 25 x 40 voxels
     for (const double y : {-2.0, 0.5, 4.0}) {
