@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "edge_flags.h"
+
 namespace vtp::physics {
 
 namespace {
@@ -115,13 +117,16 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   std::uint16_t* corners[3] = {const_cast<std::uint16_t*>(c->corner(0)), const_cast<std::uint16_t*>(c->corner(1)),
                                const_cast<std::uint16_t*>(c->corner(2))};
   auto* materials = const_cast<std::uint8_t*>(c->materials());
+  m_edge_flags.resize(std::size_t(triangles));
+  computeEdgeFlags(mesh, m_edge_flags, m_edge_scratch);
   const std::uint16_t* indices = mesh.indices.data();
   const std::int32_t* remap = m_remap.data();
   for (int i = 0; i < triangles; ++i) {
     const std::uint16_t t = m_kd.order[std::size_t(i)];
-    corners[0][i] = std::uint16_t(3 * remap[indices[3 * t]]);
-    corners[1][i] = std::uint16_t(3 * remap[indices[3 * t + 1]]);
-    corners[2][i] = std::uint16_t(3 * remap[indices[3 * t + 2]]);
+    const unsigned flags = m_edge_flags[t];
+    corners[0][i] = std::uint16_t(3 * remap[indices[3 * t]] | (flags & 1u) << 15);
+    corners[1][i] = std::uint16_t(3 * remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
+    corners[2][i] = std::uint16_t(3 * remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
     materials[i] = mesh.materials[t];
   }
   return c;

@@ -30,7 +30,7 @@ struct BuildScratch {
   mesher::SurfaceMesher mesher;
   mesher::ChunkMesh mesh;
   ColliderBuilder builder;
-  std::vector<terrain::Voxel> box = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kApron)));
+  std::vector<terrain::Voxel> box = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kWideApron)));
 };
 
 }  // namespace
@@ -116,8 +116,9 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   // Build without locks (the world's reads are lock-free; an edit meanwhile bumps the shard's generation).
   static thread_local BuildScratch scratch;
   const terrain::VoxelCoord o = terrain::chunkOrigin(chunk);
-  const terrain::VoxelBox box{{o.x - 1, o.y - 1, o.z - 1},
-                              {o.x + terrain::kChunkSize + 1, o.y + terrain::kChunkSize + 1, o.z + terrain::kChunkSize + 1}};
+  // The 12^3 box: the chunk's triangles and, for the edge flags, its neighbours' within one voxel.
+  constexpr int kApron = mesher::kWideApron, kFar = terrain::kChunkSize + mesher::kWideApron;
+  const terrain::VoxelBox box{{o.x - kApron, o.y - kApron, o.z - kApron}, {o.x + kFar, o.y + kFar, o.z + kFar}};
   // A seqlock read: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
   // never the world's; read again until one read lies between two edits (edits are short and serialised).
   for (;;) {
@@ -129,7 +130,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
     if (Status st = m_world.readBox(box, scratch.box); !st) return st.error();
     if (m_world.publishSequence() == before) break;
   }
-  if (auto n = scratch.mesher.mesh(scratch.box, mesher::kApron, scratch.mesh); !n) return n.error();
+  if (auto n = scratch.mesher.mesh(scratch.box, mesher::kWideApron, scratch.mesh); !n) return n.error();
   auto built = scratch.builder.build(scratch.mesh, chunk);
   if (!built) return built.error();
   s.builds.fetch_add(1, std::memory_order_relaxed);
@@ -219,7 +220,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
 
 void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
   State& s = *m_state;
-  const std::vector<ChunkCoord> chunks = affectedChunks(events);
+  const std::vector<ChunkCoord> chunks = affectedChunks(events, mesher::kWideApron);
   std::vector<Entry*> dropped;
   for (const ChunkCoord c : chunks) {
     State::Shard& shard = s.shardOf(c);

@@ -241,7 +241,7 @@ MaskIndex::~MaskIndex() { m_subscription.reset(); }
 
 void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
   // Every chunk whose 10^3 box meets a changed voxel.
-  const std::vector<ChunkCoord> chunks = affectedChunks(events);
+  const std::vector<ChunkCoord> chunks = affectedChunks(events, 1);
   std::vector<Voxel> box(kMaskBoxVolume);
   {
     // Read and build first, then store with `seq` odd: fast readers retry only while the stores run.

@@ -13,6 +13,6 @@ Result<std::unique_ptr<TerrainPhysics>> TerrainPhysics::create(terrain::World& w
 
 TerrainPhysics::TerrainPhysics(terrain::World& world, std::unique_ptr<MaskIndex> masks,
                                std::unique_ptr<ColliderCache> colliders)
-    : m_world(&world), m_voxel_size(world.voxelSize()), m_masks(std::move(masks)), m_colliders(std::move(colliders)) {}
+    : m_world(world), m_voxel_size(world.voxelSize()), m_masks(std::move(masks)), m_colliders(std::move(colliders)) {}
 
 }  // namespace vtp::physics

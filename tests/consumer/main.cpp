@@ -1,4 +1,5 @@
-// README "Using vtp in your server": load a world, edit it, mesh a chunk, cast a ray, save it.
+// README "Using vtp in your server": load a world, edit it, mesh a chunk, cast a ray, find contacts, save it.
+#include <algorithm>
 #include <cstdio>
 
 #include <vtp/mesher/surface_mesher.h>
@@ -49,6 +50,17 @@ int main(int argc, char** argv) {
   auto found = (*physics)->raycastClosest({{10.0, 40.0, -6.0}, {0.0, -1.0, 0.0}, 80.0}, hit);
   if (!found.ok() || !*found) return 1;
   std::printf("ray down at (10, -6): ground at y = %.3f\n", hit.hit.point[1]);
+
+  // Contacts of a ball of radius 0.5 sunk 0.1 into that ground: one manifold (up to 4 points) per chunk it touches.
+  vtp::physics::Pose pose;
+  pose.position = {hit.hit.point[0], hit.hit.point[1] + 0.4, hit.hit.point[2]};
+  std::vector<vtp::physics::ChunkManifold> manifolds;
+  if (!(*physics)->contacts(vtp::physics::ConvexShape::sphere(0.5), pose, manifolds).ok() || manifolds.empty())
+    return 1;
+  double deepest = 0;
+  for (const auto& m : manifolds)
+    for (int i = 0; i < m.count; ++i) deepest = std::max(deepest, m.points[std::size_t(i)].depth);
+  std::printf("ball on the ground: %zu manifold(s), deepest %.3f\n", manifolds.size(), deepest);
 
   // Save atomically: the old file or the new one survives a crash, never a torn one.
   if (auto saved = saveWorldFile(world, argv[2]); !saved.ok()) {

@@ -63,7 +63,7 @@ TEST_CASE("collider cache: a miss builds what a fresh build gives; a hit returns
   CHECK(s.bytes <= cache->byteBudget());
 }
 
-TEST_CASE("collider cache: an edit drops exactly the chunks whose 10^3 box it changed; the next query sees it") {
+TEST_CASE("collider cache: an edit drops exactly the chunks whose 12^3 box it changed; the next query sees it") {
   auto world = vtp::test::makeWorld();
   std::mt19937_64 rng(5);
   vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 30, rng);
@@ -84,9 +84,9 @@ TEST_CASE("collider cache: an edit drops exactly the chunks whose 10^3 box it ch
                   : world->clearBox(VoxelBox{v, {v.x + 1, v.y + 1, v.z + 1}}))
                 .ok());
     std::set<ChunkCoord> affected;
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) affected.insert(chunkOf({v.x + dx, v.y + dy, v.z + dz}));
+    for (int dz = -2; dz <= 2; ++dz)  // the 12^3 box: the chunk and two voxels around (edge flags)
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) affected.insert(chunkOf({v.x + dx, v.y + dy, v.z + dz}));
     std::uint64_t expected_drops = 0;
     for (const ChunkCoord c : all) expected_drops += affected.count(c);
     CHECK(cache->stats().invalidations - before.invalidations == expected_drops);
@@ -212,4 +212,22 @@ TEST_CASE("collider cache: bad options and chunks are refused") {
   auto cache = makeCache(*world, 1 << 20);
   CHECK_FALSE(cache->acquire({1 << 22, 0, 0}).ok());
   CHECK(cache->acquire({0, 0, 0}).ok());
+}
+
+TEST_CASE("collider cache: an edit exactly two voxels outside a chunk rebuilds it (its edge flags see that far)") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+  auto cache = makeCache(*world, std::size_t(16) << 20);
+  const ChunkCoord c{0, -1, 0};  // voxels [0, 8) on x and z, its top layer the ground's surface
+  for (const int outside : {2, 3}) {
+    REQUIRE(cache->acquire(c).ok());
+    const auto before = cache->stats();
+    // A voxel `outside` voxels past the chunk's +x face, on the surface.
+    const VoxelCoord v{7 + outside, 0, 3};
+    REQUIRE(world->fillBox(VoxelBox{v, {v.x + 1, v.y + 1, v.z + 1}}, 3).ok());
+    CHECK(cache->stats().invalidations - before.invalidations == (outside == 2 ? 1u : 0u));
+    auto pin = cache->acquire(c);
+    REQUIRE(pin.ok());
+    CHECK(cache->stats().misses - before.misses == (outside == 2 ? 1u : 0u));
+  }
 }

@@ -23,6 +23,8 @@
 
 namespace vtp::physics {
 
+struct BulletTerrainState;
+
 struct BulletTerrainOptions {
   /// A body-chunk manifold keeps its terrain-side points and normals while its body stays within this distance of
   /// the pose they were found at (and turns less than max_reuse_angle) and the chunk is not edited; depths are
@@ -66,7 +68,7 @@ class BulletTerrain {
   void resetStats() noexcept;
 
  private:
-  struct State;
+  using State = BulletTerrainState;
   explicit BulletTerrain(std::unique_ptr<State> state);
   std::unique_ptr<State> m_state;
 };

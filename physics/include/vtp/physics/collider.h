@@ -81,7 +81,7 @@ struct GridBox {
 struct ColliderTriangle {
   std::array<mesher::Vertex, 3> vertices;
   std::uint8_t material = 0;
-  std::uint8_t edge_flags = 0;  ///< Bit k: edge k (vertex k to k+1) flagged (set by contact generation).
+  std::uint8_t edge_flags = 0;  ///< Bit k: edge k (vertex k to k+1) is a sharp convex edge (edge_flags.h).
 };
 
 /// Whether physics answers for chunk `c`: its voxels lie within 2^16 voxels of the origin, give or take one chunk

@@ -21,7 +21,9 @@ class ColliderBuilder {
   explicit ColliderBuilder(KdBuildOptions options = {kLeafTriangles, 32});
 
   /// The collider of chunk `chunk` from the chunk's own triangles of `mesh` (the first owned_triangle_count; with the
-  /// wide apron the neighbours' triangles are left out). Unused vertices are dropped, the rest keep their order.
+  /// wide apron the neighbours' triangles are left out, but serve as the neighbours of seam edges when the edge flags
+  /// are computed: bit k of a triangle's flags marks edge k a sharp convex edge, see physics/src/edge_flags.h). Unused
+  /// vertices are dropped, the rest keep their order.
   /// Errors (kInvalidArgument): counts beyond the mesh's buffers or an index past vertex_count.
   Result<std::unique_ptr<Collider>> build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk);
 
@@ -33,6 +35,8 @@ class ColliderBuilder {
   KdBuild m_kd;
   std::vector<TriangleBounds> m_bounds;
   std::vector<std::int32_t> m_remap;
+  std::vector<std::uint8_t> m_edge_flags;
+  std::vector<std::uint32_t> m_edge_scratch;
 };
 
 }  // namespace vtp::physics

@@ -2,7 +2,8 @@
 /// \file
 /// The collider cache of one world: chunk colliders (collider.h) built on first use by a contact or ray query and
 /// kept, least recently used first out, within a byte budget set at creation. An edit drops the colliders of exactly
-/// the chunks whose 10^3 box it changed, before the edit call returns, so the next query rebuilds: never stale.
+/// the chunks whose 12^3 box it changed (the chunk and two voxels around: the neighbours' triangles that
+/// decide its edge flags), before the edit call returns, so the next query rebuilds: never stale.
 ///
 /// Thread-safety: acquire() may run on any number of threads, concurrently with edits on the world. A collider is
 /// pinned while a ColliderCache::Pin holds it and is never freed under its reader: eviction skips pinned colliders,
@@ -73,7 +74,7 @@ class ColliderCache {
   ColliderCache& operator=(const ColliderCache&) = delete;
 
   /// The collider of `chunk` (possibly empty: a chunk that owns no triangle), pinned. Builds it on a miss from the
-  /// chunk's 10^3 box (World::readBox, the mesher, ColliderBuilder). Errors: a chunk beyond physics' range
+  /// chunk's 12^3 box (World::readBox, the mesher with the wide apron, ColliderBuilder). Errors: a chunk beyond physics' range
   /// (kOutOfRange, chunkInPhysicsRange).
   Result<Pin> acquire(terrain::ChunkCoord chunk);
 

@@ -14,7 +14,9 @@
 
 #include "vtp/physics/collider.h"
 #include "vtp/physics/collider_cache.h"
+#include "vtp/physics/contact.h"
 #include "vtp/physics/mask_index.h"
+#include "vtp/physics/shape.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/world.h"
 
@@ -39,10 +41,16 @@ class TerrainPhysics {
   static Result<std::unique_ptr<TerrainPhysics>> create(terrain::World& world, TerrainPhysicsOptions options = {});
 
   const MaskIndex& masks() const noexcept { return *m_masks; }
+  MaskIndex& masks() noexcept { return *m_masks; }
   ColliderCache& colliders() noexcept { return *m_colliders; }
   double voxelSize() const noexcept { return m_voxel_size; }
-  /// The world this object answers for (water queries read its voxels).
-  const terrain::World& world() const noexcept { return *m_world; }
+  const terrain::World& world() const noexcept { return m_world; }
+
+  /// The contacts of `shape` at `pose` with the terrain, one manifold per chunk with contacts, into `out` (cleared
+  /// first), in the order of the mask index's query. Adds to `stats` when given. Errors: an invalid shape, pose or
+  /// options (kInvalidArgument), a shape reaching 2^16 voxels from the origin (kOutOfRange); `out` is empty then.
+  Status contacts(const ConvexShape& shape, const Pose& pose, std::vector<ChunkManifold>& out,
+                  const ContactOptions& options = {}, ContactStats* stats = nullptr);
 
   /// The closest surface hit with t in [0, ray.max_t] into `hit`; false when nothing is hit. Chunks are visited in
   /// order of entry into their bounds grown by one voxel (where their triangles lie) and the walk stops when the next
@@ -65,7 +73,7 @@ class TerrainPhysics {
   template <class Continue, class Visit>
   Status walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit);
 
-  const terrain::World* m_world;
+  terrain::World& m_world;
   double m_voxel_size;
   std::unique_ptr<MaskIndex> m_masks;
   std::unique_ptr<ColliderCache> m_colliders;

@@ -1,0 +1,94 @@
+#pragma once
+// The state behind BulletTerrain (bullet_terrain.h), shared by its three parts: the terrain shape Bullet's queries
+// run on (terrain_shape.cpp), the collision algorithm that fills per-chunk manifolds (terrain_algorithm.cpp), and
+// the attachment to a world (bullet_terrain.cpp).
+#include <BulletCollision/CollisionDispatch/btCollisionCreateFunc.h>
+#include <BulletCollision/CollisionShapes/btConcaveShape.h>
+#include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
+#include <btBulletDynamicsCommon.h>
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "chunk_contacts.h"
+#include "vtp/physics/bullet_terrain.h"
+#include "vtp/physics/pair_tracker.h"
+
+namespace vtp::physics {
+
+struct BulletTerrainState;
+
+/// The whole terrain as one Bullet concave shape. Its object must keep the identity transform. processAllTriangles
+/// recognises Bullet's ray and convex-cast callbacks and walks the chunks along their path (world rays, swept boxes)
+/// instead of gathering the path's bounding box; other callbacks get the triangles under the box, chunk by chunk.
+/// Triangles are reported with partId 0 and their collider triangle id.
+class TerrainShape final : public btConcaveShape {
+ public:
+  explicit TerrainShape(BulletTerrainState& state);
+  void getAabb(const btTransform& t, btVector3& aabb_min, btVector3& aabb_max) const override;
+  void processAllTriangles(btTriangleCallback* callback, const btVector3& aabb_min,
+                           const btVector3& aabb_max) const override;
+  void calculateLocalInertia(btScalar mass, btVector3& inertia) const override;
+  void setLocalScaling(const btVector3& scaling) override;
+  const btVector3& getLocalScaling() const override { return m_scaling; }
+  const char* getName() const override { return "vtpTerrain"; }
+
+ private:
+  void raycast(btTriangleRaycastCallback& callback) const;
+  void convexcast(btTriangleConvexcastCallback& callback) const;
+  // Feeds every triangle of the MIXED chunks under the box [min, max] to `callback`; `seen` (when given) skips
+  // triangles already fed.
+  void feedBox(btTriangleCallback& callback, const btVector3& min, const btVector3& max,
+               std::vector<std::uint64_t>* seen) const;
+  BulletTerrainState& m_state;
+  btVector3 m_scaling{1, 1, 1};
+};
+
+/// One body-chunk manifold and what its contact reuse needs.
+struct ChunkLink {
+  terrain::ChunkCoord chunk;
+  btPersistentManifold* manifold = nullptr;
+  btTransform found_at = btTransform::getIdentity();  // the body's pose when the terrain-side points were found
+  std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
+};
+
+/// What the terrain keeps per body it touches: per collision algorithm, so each child of a compound shape is a body
+/// of its own (id = the algorithm's address).
+struct BodyLinks {
+  btCollisionObject* object = nullptr;
+  std::vector<ChunkLink> links;
+};
+
+struct BulletTerrainState {
+  BulletTerrainState(TerrainPhysics& physics, btCollisionWorld& world, BulletTerrainOptions options);
+
+  TerrainPhysics& physics;
+  btCollisionWorld& world;
+  btCollisionDispatcher& dispatcher;
+  BulletTerrainOptions options;
+  PairTracker tracker;
+  TerrainShape shape;
+  btCollisionObject object;
+  BulletTerrainStats stats;
+  std::unordered_map<std::uint64_t, std::unique_ptr<BodyLinks>> bodies;
+  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_terrain_first, create_terrain_second;
+  PairChanges changes;  // reused
+  ContactScratch scratch;
+
+  // The links of body `id` (on collision object `object`), created on first use.
+  BodyLinks& links(std::uint64_t id, const btCollisionObject* object);
+  // Applies pair changes (solid pairs only) to the bodies' links: manifolds created and released.
+  void apply(const PairChanges& changes);
+  // Applies the pair changes edits made since the last call and activates the bodies they woke; returns how many.
+  std::size_t drainEdits();
+  // Forgets a body: its pairs and manifolds.
+  void removeBody(std::uint64_t id);
+};
+
+/// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave
+/// side is the terrain object, the configuration's own otherwise.
+btCollisionAlgorithmCreateFunc* newTerrainCreateFunc(BulletTerrainState& state, bool terrain_first);
+
+}  // namespace vtp::physics

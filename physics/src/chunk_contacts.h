@@ -1,0 +1,68 @@
+#pragma once
+// A shape against one chunk's collider: the triangles its box overlaps (Collider::gather), one contact per triangle
+// (triangle_contact.h), and the reduction to the at most four points a manifold keeps.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "triangle_contact.h"
+#include "vtp/physics/collider.h"
+#include "vtp/terrain/coords.h"
+
+namespace vtp::physics {
+
+/// The most points one body-chunk manifold keeps.
+inline constexpr int kManifoldPoints = 4;
+
+/// A triangle contact in a chunk's frame with the triangle it came from.
+struct ChunkContact {
+  TriangleContact contact;
+  int triangle = -1;
+  std::uint8_t material = 0;
+};
+
+/// Work arrays for one query; reuse one per thread.
+struct ContactScratch {
+  std::vector<std::uint16_t> ids;
+  std::vector<std::array<float, 3>> vertices;
+  std::vector<ChunkContact> contacts;
+};
+
+/// Counters a contact query adds to.
+struct ContactCounters {
+  unsigned long long gjk_calls = 0;
+  unsigned long long triangles = 0;  ///< Triangles tested.
+};
+
+/// The origin of `chunk` in world units.
+std::array<double, 3> chunkOriginWorld(terrain::ChunkCoord chunk, double voxel_size);
+
+/// World bounds of `shape` with local frame `basis` at world `position`, margin included, grown by `grow` on every
+/// side. [Unit: world units]
+void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                 double grow, std::array<double, 3>& min, std::array<double, 3>& max);
+
+/// `shape` (a btConvexShape with its local frame `basis` at world position `position`) placed in `chunk`'s frame,
+/// with the specialised sphere and capsule data filled in.
+ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                          terrain::ChunkCoord chunk, double voxel_size);
+
+/// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or
+/// on a corner between such edges, takes the face normal: a body sliding across the terrain's internal edges meets
+/// no ghost bumps. Contacts inside the face or on a sharp convex edge are left as they are.
+void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& c);
+
+/// Every triangle contact closer than `threshold` between `shape` and the triangles of `collider` overlapping the
+/// world box [min, max] (the shape's bounds grown by the threshold), into scratch.contacts (cleared first), with
+/// internal edges corrected when `correct_edges` (the raw contacts are what GJK/EPA reports).
+void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
+                   const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
+                   ContactCounters& counters, bool correct_edges = true);
+
+/// At most kManifoldPoints of `contacts` spanning the largest area: the deepest (of those as deep, within 2e-5, the
+/// farthest from their centre), the farthest from it, the one making the largest triangle with those, and the one
+/// making the largest quadrilateral. Returns how many.
+int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out);
+
+}  // namespace vtp::physics

@@ -1,0 +1,55 @@
+#pragma once
+// One convex shape against one triangle: the contact Bullet's GJK/EPA (btGjkPairDetector with
+// btGjkEpaPenetrationDepthSolver, the triangle with no margin) would report, and specialised closed-form tests for
+// spheres and capsules that give the same answer without GJK's iterations. Everything here is in one chunk's frame:
+// world units relative to the chunk origin, where single precision keeps 1e-5 voxel.
+#include <LinearMath/btTransform.h>
+#include <LinearMath/btVector3.h>
+
+class btConvexShape;
+
+namespace vtp::physics {
+
+/// A contact between a shape and a triangle, Bullet's conventions: `normal` points from the triangle to the shape
+/// (out of the terrain), `point` lies on the triangle, `distance` is negative when they overlap.
+struct TriangleContact {
+  btVector3 normal;
+  btVector3 point;
+  btScalar distance = 0;
+};
+
+/// The shape a contact query is about, in the chunk's frame.
+struct ShapeInChunk {
+  const btConvexShape* shape = nullptr;
+  btTransform pose;  ///< The shape's local frame in the chunk's frame.
+  /// For the specialised tests: 0 generic; 1 sphere (centre = pose origin, radius); 2 capsule (segment a..b, radius);
+  /// 3 box (half extents with the margin in `a`, margin in `radius`: GJK/EPA, then the face points below).
+  int special = 0;
+  btVector3 a, b;
+  btScalar radius = 0;
+};
+
+/// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.
+/// Generic GJK/EPA; counts in `gjk_calls`.
+bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
+                        unsigned long long& gjk_calls);
+
+/// The specialised test when `shape.special` is set (falling back to GJK/EPA where the closed form has no unique
+/// answer, e.g. a sphere centre on the triangle), else GJK/EPA.
+bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
+                     unsigned long long& gjk_calls);
+
+/// The most points boxFacePoints() writes.
+inline constexpr int kMaxFacePoints = 7;
+
+/// A box lying on a triangle (shape.special == 3): the flat part of the box face turned most towards the triangle
+/// (within ~8 degrees of facing it), clipped to the triangle's prism, each corner a contact along the triangle's
+/// normal `n` (unit, out of the terrain) when closer than `threshold`. GJK/EPA gives one point per triangle; these
+/// give a box resting on flat ground its four corners in one step. Returns how many were written.
+int boxFacePoints(const ShapeInChunk& shape, const btVector3 triangle[3], const btVector3& n, btScalar threshold,
+                  TriangleContact out[kMaxFacePoints]);
+
+/// The point of triangle `t` closest to `p`.
+btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]);
+
+}  // namespace vtp::physics

@@ -1,0 +1,183 @@
+// The terrain in a Bullet world (BulletTerrain): ordinary btRigidBody objects resting, stacking, sliding and falling
+// on voxel terrain, with the physical tolerances of issue 6 (voxel = 1 m, g = 9.81, 60 Hz), and Bullet's own queries
+// (rayTest, convexSweepTest, continuous collision) against the terrain object.
+#include "vtp/physics/bullet_terrain.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "support/random_world.h"
+
+using namespace vtp::terrain;
+using namespace vtp::physics;
+
+namespace {
+
+constexpr btScalar kStep = btScalar(1.0 / 60.0);
+
+// A Bullet world with the terrain of `world` attached, and bodies it owns.
+struct Scene {
+  std::unique_ptr<TerrainPhysics> physics;
+  btDefaultCollisionConfiguration config;
+  btCollisionDispatcher dispatcher{&config};
+  btDbvtBroadphase broadphase;
+  btSequentialImpulseConstraintSolver solver;
+  btDiscreteDynamicsWorld dynamics{&dispatcher, &broadphase, &solver, &config};
+  std::unique_ptr<BulletTerrain> terrain;
+  std::vector<std::unique_ptr<btCollisionShape>> shapes;
+  std::vector<std::unique_ptr<btDefaultMotionState>> motions;
+  std::vector<std::unique_ptr<btRigidBody>> bodies;
+
+  explicit Scene(World& world) {
+    auto p = TerrainPhysics::create(world);
+    REQUIRE(p.ok());
+    physics = std::move(p.value());
+    dynamics.setGravity(btVector3(0, btScalar(-9.81), 0));
+    auto t = BulletTerrain::attach(*physics, dynamics);
+    REQUIRE(t.ok());
+    terrain = std::move(t.value());
+  }
+  ~Scene() {
+    for (auto& b : bodies) dynamics.removeRigidBody(b.get());
+    terrain.reset();
+  }
+  btRigidBody& add(btCollisionShape* shape, double mass, const btVector3& at, bool sleep = true) {
+    shapes.emplace_back(shape);
+    btVector3 inertia(0, 0, 0);
+    shape->calculateLocalInertia(btScalar(mass), inertia);
+    motions.push_back(std::make_unique<btDefaultMotionState>(btTransform(btQuaternion::getIdentity(), at)));
+    btRigidBody::btRigidBodyConstructionInfo info(btScalar(mass), motions.back().get(), shape, inertia);
+    bodies.push_back(std::make_unique<btRigidBody>(info));
+    if (!sleep) bodies.back()->setActivationState(DISABLE_DEACTIVATION);
+    dynamics.addRigidBody(bodies.back().get());
+    return *bodies.back();
+  }
+  void run(double seconds) {
+    for (int i = 0; i < int(std::lround(seconds * 60)); ++i) dynamics.stepSimulation(kStep, 0, kStep);
+  }
+};
+
+// Flat rock ground whose surface is y = 0, over x, z in [-r, r).
+std::unique_ptr<World> flatWorld(int r = 24) {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-r, -8, -r}, {r, 0, r}}, 2).ok());
+  return world;
+}
+
+}  // namespace
+
+TEST_CASE("bullet terrain: a sphere resting where four chunks meet settles on the surface and stays still") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(0, 1.0f, 0), false);
+  scene.run(2);
+  CHECK(std::abs(ball.getCenterOfMassPosition().y() - 0.5f) <= 0.005f * 0.5f);
+  double worst = 0;
+  for (int i = 0; i < 300; ++i) {
+    scene.run(1.0 / 60);
+    worst = std::max(worst, double(ball.getLinearVelocity().length()));
+  }
+  CHECK(worst < 1e-3);
+  CHECK(std::abs(ball.getCenterOfMassPosition().y() - 0.5f) <= 0.005f * 0.5f);
+  const BulletTerrainStats stats = scene.terrain->stats();
+  CHECK(stats.narrowphase_calls > 0);
+  CHECK(stats.contacts > 0);
+  CHECK(stats.reused_manifolds > 0);  // at rest, the terrain-side points are kept
+  CHECK(stats.live_manifolds >= 4);  // the four chunks under it, and those below whose masks it touches
+  CHECK(stats.live_manifolds <= 8);
+}
+
+TEST_CASE("bullet terrain: a resting box does not turn and a stack of five boxes stays put") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  btRigidBody& box = scene.add(new btBoxShape(btVector3(0.5f, 0.5f, 0.5f)), 1.0, btVector3(-6.3f, 0.55f, 2.2f), false);
+  std::vector<btRigidBody*> stack;
+  for (int i = 0; i < 5; ++i)
+    stack.push_back(&scene.add(new btBoxShape(btVector3(0.5f, 0.5f, 0.5f)), 1.0,
+                               btVector3(4.0f, 0.5f + 1.0f * float(i) + 0.01f * float(i + 1), 4.0f), false));
+  scene.run(1);
+  const btVector3 top_start = stack.back()->getCenterOfMassPosition();
+  double turn = 0;
+  for (int i = 0; i < 600; ++i) {
+    scene.run(1.0 / 60);
+    turn = std::max(turn, double(box.getAngularVelocity().length()));
+  }
+  CHECK(turn < 1e-3);
+  CHECK(box.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.01));
+  CHECK((stack.back()->getCenterOfMassPosition() - top_start).length() < 0.02f);
+  CHECK(stack.back()->getCenterOfMassPosition().y() > 4.4f);
+}
+
+TEST_CASE("bullet terrain: a frictionless box slides across chunk seams at constant speed") {
+  auto world = flatWorld(40);
+  Scene scene(*world);
+  btRigidBody& box = scene.add(new btBoxShape(btVector3(0.5f, 0.5f, 0.5f)), 1.0, btVector3(-20, 0.5f, 0.3f), false);
+  box.setFriction(0);
+  scene.run(0.5);
+  box.setLinearVelocity(btVector3(4, 0, 0));
+  const float x0 = box.getCenterOfMassPosition().x();
+  double worst_speed = 0, worst_vy = 0;
+  for (int i = 0; i < 120; ++i) {  // 2 s, 8 m: across at least three seams
+    scene.run(1.0 / 60);
+    worst_speed = std::max(worst_speed, std::abs(double(box.getLinearVelocity().x()) - 4.0));
+    worst_vy = std::max(worst_vy, std::abs(double(box.getLinearVelocity().y())));
+  }
+  CHECK(box.getCenterOfMassPosition().x() - x0 > 7.5f);
+  CHECK(worst_speed <= 0.02 * 4);
+  CHECK(worst_vy < 0.01);
+}
+
+TEST_CASE("bullet terrain: a body over a freshly dug crater falls into it") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  btRigidBody& crate = scene.add(new btBoxShape(btVector3(0.4f, 0.4f, 0.4f)), 1.0, btVector3(3.5f, 0.45f, -5.5f));
+  scene.run(3);
+  REQUIRE(!crate.isActive());  // asleep on the ground
+  const float y0 = crate.getCenterOfMassPosition().y();
+  REQUIRE(world->clearSphere({3.5, 0.0, -5.5}, 4.0).ok());
+  CHECK(scene.terrain->wakeBodies() == 1);
+  scene.run(2);
+  CHECK(y0 - crate.getCenterOfMassPosition().y() >= 2.0f);
+}
+
+TEST_CASE("bullet terrain: a fast sphere with continuous collision does not pass through a one-voxel wall") {
+  auto world = flatWorld();
+  REQUIRE(world->fillBox({{0, 0, -8}, {1, 8, 8}}, 2).ok());
+  Scene scene(*world);
+  btRigidBody& ball = scene.add(new btSphereShape(0.2f), 1.0, btVector3(-6, 2, 0.5f), false);
+  ball.setCcdMotionThreshold(0.1f);
+  ball.setCcdSweptSphereRadius(0.15f);
+  ball.setLinearVelocity(btVector3(200, 0, 0));  // 3.3 m per step
+  scene.run(0.5);
+  CHECK(ball.getCenterOfMassPosition().x() < 0.0f);
+}
+
+TEST_CASE("bullet terrain: Bullet's rayTest on the terrain object returns our raycast's hit") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-20, -8, -20}, {20, 1, 20}}, 2).ok());
+  std::mt19937_64 rng(5);
+  vtp::test::randomEdits(*world, {{-16, -6, -16}, {16, 6, 16}}, 30, rng);
+  Scene scene(*world);
+  std::uniform_real_distribution<double> u(-18, 18);
+  int hits = 0;
+  for (int i = 0; i < 300; ++i) {
+    const btVector3 from(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+    const btVector3 to(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+    btCollisionWorld::ClosestRayResultCallback bullet(from, to);
+    scene.dynamics.rayTest(from, to, bullet);
+    const btVector3 d = to - from;
+    WorldRayHit ours;
+    auto found = scene.physics->raycastClosest({{from.x(), from.y(), from.z()}, {d.x(), d.y(), d.z()}, 1.0}, ours);
+    REQUIRE(found.ok());
+    INFO("ray " << i);
+    REQUIRE(bullet.hasHit() == *found);
+    if (!*found) continue;
+    ++hits;
+    CHECK(bullet.m_collisionObject == &scene.terrain->object());
+    CHECK(std::abs(double(bullet.m_closestHitFraction) - ours.hit.t) < 1e-4);
+  }
+  CHECK(hits > 100);
+}
