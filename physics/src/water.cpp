@@ -234,6 +234,21 @@ Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double vox
   return volume;
 }
 
+// The analytic volume of a sphere, box, capsule or cylinder (a hull's comes from its faces, layHull). [world units^3]
+double primitiveVolume(const ConvexShape& shape) {
+  constexpr double kPi = std::numbers::pi;
+  const double r = shape.radius;
+  const auto& h = shape.half_extents;
+  switch (shape.kind) {
+    case ShapeKind::kSphere: return 4.0 / 3.0 * kPi * r * r * r;
+    case ShapeKind::kCapsule: return kPi * r * r * (2 * shape.half_height + 4.0 / 3.0 * r);
+    case ShapeKind::kCylinder: return 2 * kPi * h[0] * h[0] * h[1];
+    case ShapeKind::kBox: return 8 * h[0] * h[1] * h[2];
+    case ShapeKind::kConvexHull: break;
+  }
+  return 0;
+}
+
 // Lays the chords of a valid shape; returns its analytic volume. [Unit: world units^3]
 Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
@@ -243,7 +258,7 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
     case ShapeKind::kSphere: {  // world axes: chords vertical
       const double r = shape.radius;
       layBall(layout, {0, 0, 0}, r, 0, x, z, y, 0, 2 * kPi, voxel_size);
-      return 4.0 / 3.0 * kPi * r * r * r;
+      return primitiveVolume(shape);
     }
     case ShapeKind::kCapsule: {
       const double r = shape.radius, hh = shape.half_height;
@@ -256,7 +271,7 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
         layBall(layout, {0, hh, 0}, r, 0, y, e, w, -0.5 * kPi, kPi, voxel_size);
         layBall(layout, {0, -hh, 0}, r, 0, y, e, w, 0.5 * kPi, kPi, voxel_size);
       }
-      return kPi * r * r * (2 * hh + 4.0 / 3.0 * r);
+      return primitiveVolume(shape);
     }
     case ShapeKind::kCylinder: {
       const double r = shape.half_extents[0], hh = shape.half_extents[1];
@@ -275,7 +290,7 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
       } else {
         layAcross(layout, r, hh, levelSteepest(up), voxel_size);
       }
-      return 2 * kPi * r * r * hh;
+      return primitiveVolume(shape);
     }
     case ShapeKind::kBox: {
       // Along the steepest axis k, a grid over the other two.
@@ -295,7 +310,7 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
           layout.add(p, dir, 2 * h[k], di * dj);
         }
       }
-      return 8 * h[0] * h[1] * h[2];
+      return primitiveVolume(shape);
     }
     case ShapeKind::kConvexHull:
       return layHull(layout, shape, voxel_size);
@@ -316,20 +331,43 @@ Result<Volumes> layChords(const ConvexShape& shape, const Pose& pose, double vox
   return Volumes{*volume, layout.measure()};
 }
 
-// The bounds of the chords (they lie inside the shape). [Unit: voxel]
+// The shape's bounds, which hold every chord, grown by a hair against rounding. [Unit: voxel]
 struct Bounds {
   V3 lo, hi;
 };
-Bounds boundsOf(const std::vector<Chord>& chords) {
-  V3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-  for (const Chord& c : chords) {
+Bounds shapeBounds(const ConvexShape& shape, const Pose& pose, double voxel_size) {
+  const Rotation rotation(pose.rotation);
+  const auto& m = rotation.m;
+  V3 lo{}, hi{};
+  if (shape.kind == ShapeKind::kConvexHull) {
+    lo = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    for (const auto& q : shape.points) {
+      const V3 p = rotation.apply({q[0], q[1], q[2]});
+      for (std::size_t a = 0; a < 3; ++a) lo[a] = std::min(lo[a], p[a]), hi[a] = std::max(hi[a], p[a]);
+    }
+  } else {
     for (std::size_t a = 0; a < 3; ++a) {
-      const double p = c.segment.a[a], q = p + c.segment.d[a];
-      lo[a] = std::min(lo[a], std::min(p, q));
-      hi[a] = std::max(hi[a], std::max(p, q));
+      const double along = std::abs(m[a][1]);  // the local Y axis' share of world axis a
+      double e = 0;
+      switch (shape.kind) {
+        case ShapeKind::kSphere: e = shape.radius; break;
+        case ShapeKind::kCapsule: e = along * shape.half_height + shape.radius; break;
+        case ShapeKind::kCylinder:
+          e = along * shape.half_extents[1] + shape.half_extents[0] * std::sqrt(std::max(0.0, 1 - along * along));
+          break;
+        default:
+          for (std::size_t j = 0; j < 3; ++j) e += std::abs(m[a][j]) * shape.half_extents[j];
+          break;
+      }
+      lo[a] = -e, hi[a] = e;
     }
   }
-  return {lo, hi};
+  Bounds b;
+  for (std::size_t a = 0; a < 3; ++a) {
+    b.lo[a] = (pose.position[a] + lo[a]) / voxel_size - 1e-6;
+    b.hi[a] = (pose.position[a] + hi[a]) / voxel_size + 1e-6;
+  }
+  return b;
 }
 
 }  // namespace
@@ -341,23 +379,58 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   thread_local std::vector<Chord> chords;
   thread_local std::vector<ChunkTouch> touches;
   thread_local std::vector<Voxel> voxels;
-  Result<Volumes> volumes = layChords(shape, pose, voxel_size, chords);
-  if (!volumes) return volumes.error();
-  if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
-  const Bounds bounds = boundsOf(chords);
+  const Bounds bounds = shapeBounds(shape, pose, voxel_size);
   const Aabb world_box{{bounds.lo[0] * voxel_size, bounds.lo[1] * voxel_size, bounds.lo[2] * voxel_size},
                        {bounds.hi[0] * voxel_size, bounds.hi[1] * voxel_size, bounds.hi[2] * voxel_size}};
   if (Status s = physics.masks().query(world_box, touches); !s)
     return Error{s.error().code, "submerged: " + s.error().message, {}};
-  // The voxels the chords reach (the query grows its box by the mesher's one-voxel spill; water has none), from the
-  // chords' own voxel coordinates so that no chord end falls outside by rounding. In int32 once the query passed.
+  // The voxels the body reaches (the query grows its box by the mesher's one-voxel spill; water has none). In int32
+  // once the query passed.
   const auto voxelAt = [](double v) { return std::int32_t(std::floor(v)); };
   const terrain::VoxelBox reach{{voxelAt(bounds.lo[0]), voxelAt(bounds.lo[1]), voxelAt(bounds.lo[2])},
                                 {voxelAt(bounds.hi[0]) + 1, voxelAt(bounds.hi[1]) + 1, voxelAt(bounds.hi[2]) + 1}};
   std::erase_if(touches, [&](const ChunkTouch& t) {
     return !t.water || terrain::intersect(terrain::chunkBox(t.chunk), reach).empty();
   });
+  const auto read = [&](const terrain::VoxelBox& box) -> Status {
+    voxels.resize(std::size_t(box.volume()));
+    if (Status s = physics.world().readBox(box, voxels); !s)
+      return Error{s.error().code, "submerged: " + s.error().message, {}};
+    return {};
+  };
 
+  // A small body reads the box it reaches at once; wholly dry or wholly in full water it needs no chords.
+  enum class Wetness { kDry, kFull, kPartial } wetness = Wetness::kDry;
+  const bool small = reach.volume() <= kMaxBlockVoxels;
+  if (!touches.empty()) {
+    if (!small) {
+      wetness = Wetness::kPartial;
+    } else {
+      if (Status s = read(reach); !s) return s.error();
+      std::size_t water = 0, full = 0;
+      for (const Voxel v : voxels) {
+        water += terrain::isWater(v) ? 1 : 0;
+        full += v == Voxel{terrain::kWaterMaterial, 255} ? 1 : 0;
+      }
+      wetness = water == 0 ? Wetness::kDry : (full == voxels.size() ? Wetness::kFull : Wetness::kPartial);
+    }
+  }
+  Submersion out;
+  out.centre = pose.position;
+  out.shape_volume = primitiveVolume(shape);
+  if (wetness != Wetness::kPartial && shape.kind != ShapeKind::kConvexHull) {
+    if (wetness == Wetness::kFull) out.volume = out.shape_volume;
+    return out;
+  }
+
+  Result<Volumes> volumes = layChords(shape, pose, voxel_size, chords);
+  if (!volumes) return volumes.error();
+  if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
+  out.shape_volume = volumes->shape;
+  if (wetness != Wetness::kPartial) {
+    if (wetness == Wetness::kFull) out.volume = out.shape_volume;
+    return out;
+  }
   // Per chord, the wet part's measure and first moment in s: sums of (s1 - s0) and (s1^2 - s0^2) / 2.
   double wet = 0;
   V3 moment{};
@@ -377,31 +450,17 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
       for (std::size_t a = 0; a < 3; ++a) moment[a] += mass * (c.segment.a[a] * s0 + c.segment.d[a] * s1);
     }
   };
-  const auto read = [&](const terrain::VoxelBox& box) -> Status {
-    voxels.resize(std::size_t(box.volume()));
-    if (Status s = physics.world().readBox(box, voxels); !s)
-      return Error{s.error().code, "submerged: " + s.error().message, {}};
-    return {};
-  };
-  const auto anyWater = [&] { return std::any_of(voxels.begin(), voxels.end(), terrain::isWater); };
-  if (touches.empty()) {
-    // No water chunk within reach: dry, nothing read.
-  } else if (reach.volume() <= kMaxBlockVoxels) {
-    // A small body: one read of the box it reaches, one walk per chord.
-    if (Status s = read(reach); !s) return s.error();
-    const water::VoxelBlock block{reach.min, {reach.max.x - reach.min.x, reach.max.y - reach.min.y,
-                                              reach.max.z - reach.min.z}, voxels.data()};
-    if (anyWater()) integrate(block);
+  if (small) {
+    integrate({reach.min, {reach.max.x - reach.min.x, reach.max.y - reach.min.y, reach.max.z - reach.min.z},
+               voxels.data()});
   } else {
     // A large body: chunk by chunk, only those whose masks hold water.
     for (const ChunkTouch& touch : touches) {
       if (Status s = read(terrain::chunkBox(touch.chunk)); !s) return s.error();
-      if (anyWater()) integrate(water::chunkBlock(touch.chunk, voxels.data()));
+      if (std::any_of(voxels.begin(), voxels.end(), terrain::isWater))
+        integrate(water::chunkBlock(touch.chunk, voxels.data()));
     }
   }
-  Submersion out;
-  out.shape_volume = volumes->shape;
-  out.centre = pose.position;
   if (wet > 0) {
     // Scale the wet measure by the analytic volume: a body wholly in full water gets exactly its volume.
     out.volume = std::min(volumes->shape, volumes->shape * wet / volumes->chords);

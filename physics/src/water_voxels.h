@@ -39,8 +39,15 @@ inline bool mayHoldWater(const ChunkMasks& m) {
   return any != 0;
 }
 
+/// occupancy / 255 for every occupancy, computed at compile time (a division per voxel was the walk's largest cost).
+inline constexpr std::array<double, 256> kFillOfOccupancy = [] {
+  std::array<double, 256> t{};
+  for (int i = 0; i < 256; ++i) t[std::size_t(i)] = i / 255.0;
+  return t;
+}();
+
 /// The fraction of a voxel's cell that holds water (from its floor up): occupancy / 255 for water, else 0.
-inline double fillOf(terrain::Voxel v) { return terrain::isWater(v) ? v.occupancy / 255.0 : 0.0; }
+inline double fillOf(terrain::Voxel v) { return terrain::isWater(v) ? kFillOfOccupancy[v.occupancy] : 0.0; }
 
 /// A segment p(t) = a + t d, with 1 / d per axis (HUGE_VAL where d is 0) so walks divide nothing. [Unit: voxel]
 struct VoxelSegment {
