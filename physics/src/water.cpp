@@ -157,8 +157,8 @@ V3 levelSteepest(const V3& up) {
   return n > 1e-12 ? V3{up[0] / n, 0, up[2] / n} : V3{1, 0, 0};
 }
 
-// Chords of a convex hull along its steepest local axis over a grid covering its bounds, cut by its faces' planes; returns the
-// hull's volume (divergence theorem over its faces), or an error when Bullet finds no solid hull.
+// Chords of a convex hull along its steepest local axis over a grid covering its bounds, cut by its faces' planes;
+// returns the hull's volume (divergence theorem over its faces), or an error when Bullet finds no solid hull.
 Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double voxel_size) {
   thread_local btConvexHullComputer hull;
   hull.compute(shape.points.data()->data(), int(sizeof(shape.points[0])), int(shape.points.size()), 0, 0);

@@ -1,8 +1,8 @@
 #pragma once
 // The water model of water.h, voxel by voxel, shared by the submerged volume (water.cpp) and the water ray
 // (water_raycast.cpp): a water voxel of occupancy o holds water in the lower o/255 of its cell. walkWet follows a
-// segment through a block of voxels (a chunk, or the box around a body) with a 3D DDA (Amanatides and Woo, "A Fast Voxel Traversal Algorithm for Ray
-// Tracing", 1987) and reports, in order of t, the intervals of t the segment spends in water.
+// segment through a block of voxels (a chunk, or the box around a body) with a 3D DDA (Amanatides and Woo, "A Fast
+// Voxel Traversal Algorithm for Ray Tracing", 1987) and reports, in order of t, the intervals of t spent in water.
 
 #include <algorithm>
 #include <array>
