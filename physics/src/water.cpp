@@ -427,10 +427,8 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   if (!volumes) return volumes.error();
   if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
   out.shape_volume = volumes->shape;
-  if (wetness != Wetness::kPartial) {
-    if (wetness == Wetness::kFull) out.volume = out.shape_volume;
-    return out;
-  }
+  // A hull's centroid is not its origin: a wholly submerged hull is integrated too.
+  if (wetness == Wetness::kDry) return out;
   // Per chord, the wet part's measure and first moment in s: sums of (s1 - s0) and (s1^2 - s0^2) / 2.
   double wet = 0;
   V3 moment{};

@@ -282,6 +282,11 @@ TEST_CASE("submerged volume: whole, dry, occupancy-weighted, not in rock") {
                                                     {0.5f, 0.5f, -0.5f},   {-0.5f, -0.5f, 0.5f}, {0.5f, -0.5f, 0.5f},
                                                     {-0.5f, 0.5f, 0.5f},   {0.5f, 0.5f, 0.5f},   {0.0f, 0.0f, 0.0f}};
     check(*w.physics, ConvexShape::hull(cube), {{2, -4, 3}, rotation({1, 2, 0}, 0.3)}, 1.0, 1e-6);
+    // Off its origin, a submerged hull's centre of buoyancy is its centroid.
+    std::vector<std::array<float, 3>> shifted = cube;
+    for (auto& p : shifted) p[0] += 2.0f;
+    const Submersion got = check(*w.physics, ConvexShape::hull(shifted), {{-3, -5, 1}}, 1.0, 1e-6);
+    CHECK(got.centre[0] == doctest::Approx(-1.0));
     check(*w.physics, ConvexShape::hull(cube), {{2, 0, 3}, rotation({1, 2, 0}, 0.3)}, 0.5);
   }
 }
