@@ -18,7 +18,10 @@ namespace {
 
 }  // namespace
 
-ColliderBuilder::ColliderBuilder(KdBuildOptions options) : m_options(options) {}
+ColliderBuilder::ColliderBuilder(KdBuildOptions options)
+    : m_options(options), m_edge_scratch(std::make_unique<EdgeFlagScratch>()) {}
+
+ColliderBuilder::~ColliderBuilder() = default;
 
 Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk) {
   const int triangles = mesh.owned_triangle_count;
@@ -118,7 +121,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
                                const_cast<std::uint16_t*>(c->corner(2))};
   auto* materials = const_cast<std::uint8_t*>(c->materials());
   m_edge_flags.resize(std::size_t(triangles));
-  computeEdgeFlags(mesh, m_edge_flags, m_edge_scratch);
+  computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
   const std::uint16_t* indices = mesh.indices.data();
   const std::int32_t* remap = m_remap.data();
   for (int i = 0; i < triangles; ++i) {

@@ -15,9 +15,20 @@ namespace vtp::physics {
 /// smooth mesher's facets on a hill, keeps face normals)
 inline constexpr double kFlatEdgeAngle = 0.17453292519943295;
 
+/// An integer vector (triangle normals on the mesher's grid).
+struct V64 {
+  std::int64_t x, y, z;
+};
+
+/// Work arrays of computeEdgeFlags, reused between calls.
+struct EdgeFlagScratch {
+  std::vector<std::uint32_t> starts, half_edges;
+  std::vector<V64> normals;
+};
+
 /// Bit k of flags[t] for t < mesh.owned_triangle_count: edge k of triangle t (corner k to corner k + 1) is active.
 /// Neighbours are searched among all of the mesh's triangles (with the wide apron, the neighbouring chunks' too, so
-/// edges on chunk seams are classified like any other). `scratch` is reused between calls.
-void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, std::vector<std::uint32_t>& scratch);
+/// edges on chunk seams are classified like any other).
+void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch);
 
 }  // namespace vtp::physics

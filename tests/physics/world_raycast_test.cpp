@@ -17,6 +17,7 @@
 
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 #include "vtp/physics/collider_builder.h"
 
 using namespace vtp::terrain;
@@ -86,12 +87,6 @@ int check(TerrainPhysics& physics, const Brute& brute, const Ray& ray, double vo
   return bad;
 }
 
-std::unique_ptr<TerrainPhysics> makePhysics(World& world) {
-  auto created = TerrainPhysics::create(world);
-  REQUIRE(created.ok());
-  return std::move(created.value());
-}
-
 }  // namespace
 
 TEST_CASE("world raycast: closest, any and all hits equal brute force over every chunk") {
@@ -101,21 +96,15 @@ TEST_CASE("world raycast: closest, any and all hits equal brute force over every
     auto world = vtp::test::makeWorld(std::move(config));
     std::mt19937_64 rng(17);
     vtp::test::randomEdits(*world, {{-28, -14, -28}, {28, 14, 28}}, 60, rng);
-    auto physics = makePhysics(*world);
+    auto physics = vtp::test::makePhysics(*world);
     Brute brute = buildBrute(*world);
     REQUIRE(brute.colliders.size() > 30);
     const double s = voxel_size;
-    std::uniform_real_distribution<double> at(-34 * s, 34 * s);
-    std::normal_distribution<double> normal;
+    vtp::test::RandomRays random(34 * s);
     int rays = 0, bad = 0, hits = 0;
     for (int i = 0; i < 400; ++i) {
-      Ray ray;
       const int kind = i % 5;
-      ray.origin = {at(rng), at(rng) / 2, at(rng)};
-      ray.direction = {normal(rng), normal(rng), normal(rng)};
-      ray.max_t = (kind == 0 ? 0.05 : 1.0) * 70 * s / std::sqrt(ray.direction[0] * ray.direction[0] +
-                                                                    ray.direction[1] * ray.direction[1] +
-                                                                    ray.direction[2] * ray.direction[2]);
+      Ray ray = random.next(rng, (kind == 0 ? 0.05 : 1.0) * 70 * s);
       if (kind == 2) ray.direction = {0, -1, 0}, ray.max_t = 60 * s;  // straight down
       if (kind == 3) {  // along a chunk boundary plane, axis-aligned
         ray.origin[0] = 8 * s * double(int(rng() % 7) - 3);
@@ -137,7 +126,7 @@ TEST_CASE("world raycast: closest, any and all hits equal brute force over every
 TEST_CASE("world raycast: edits are seen by the next ray") {
   auto world = vtp::test::makeWorld();
   REQUIRE(world->fillBox(VoxelBox{{-20, -10, -20}, {20, 0, 20}}, 2).ok());
-  auto physics = makePhysics(*world);
+  auto physics = vtp::test::makePhysics(*world);
   const Ray down{{3.3, 10, -4.6}, {0, -1, 0}, 30};
   WorldRayHit hit;
   REQUIRE(physics->raycastClosest(down, hit).value());
@@ -157,7 +146,7 @@ TEST_CASE("world raycast: edits are seen by the next ray") {
 
 TEST_CASE("world raycast: bad rays are refused") {
   auto world = vtp::test::makeWorld();
-  auto physics = makePhysics(*world);
+  auto physics = vtp::test::makePhysics(*world);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   WorldRayHit hit;
   CHECK_FALSE(physics->raycastClosest({{nan, 0, 0}, {1, 0, 0}, 1}, hit).ok());

@@ -236,6 +236,31 @@ case $scenario in
     run 1 raycast floor.vtw --rays missing.txt
     one_error_line "missing ray file"
     ;;
+  raycast_water)
+    # Rock below y = 0 and water from 0 to 4 over x, z in -16..16.
+    printf 'box fill min=-16,-8,-16 max=16,0,16 material=rock\nbox fill min=-16,0,-16 max=16,4,16 material=water\n' \
+      >lake.txt
+    run 0 edit "$empty" lake.vtw --script lake.txt || exit 1
+    printf '0.25 10 0.5 0.25 -10 0.5\n0.25 2 0.5 0.25 -2 0.5\n40 10 40 40 -10 40\n' >rays.txt
+    run 0 raycast lake.vtw --rays rays.txt --water || exit 1
+    [ "$(wc -l <out.txt)" -eq 3 ] || fail "raycast --water printed $(wc -l <out.txt) lines for 3 rays"
+    line1=$(sed -n 1p out.txt)
+    # Down from y = 10: the water at y = 4 (t = 0.3), then the rock at y = 0 (t = 0.5), in that order.
+    grep -q '^{"ray":0,"hits":\[{"t":0.3[0-9]*,"point":\[0.25,4.0[0-9]*,0.5\],"normal":\[0.0,1.0,0.0\],"material":"water","material_id":1,"chunk":\[0,0,0\],"water":true,"front_face":true},{"t":0.5,' \
+      <<<"$line1" || fail "first ray: $line1"
+    grep -q '"material":"rock","material_id":2,"chunk":\[[-0-9,]*\],"water":false' <<<"$line1" ||
+      fail "first ray, rock hit: $line1"
+    # Starting in the water: a water hit at t = 0 before the rock.
+    grep -q '^{"ray":1,"hits":\[{"t":0.0,.*"water":true.*"water":false' <(sed -n 2p out.txt) ||
+      fail "a ray starting in water: $(sed -n 2p out.txt)"
+    grep -q '^{"ray":2,"hits":\[\]}$' <(sed -n 3p out.txt) || fail "a ray beside the lake hit: $(sed -n 3p out.txt)"
+    # Without --water, no water hit; with --all too, the water hit sits among the surface hits in t order.
+    run 0 raycast lake.vtw --rays rays.txt || exit 1
+    grep -q '"water":true' out.txt && fail "water hits without --water: $(cat out.txt)"
+    run 0 raycast lake.vtw --rays rays.txt --all --water || exit 1
+    grep -q '^{"ray":0,"hits":\[{"t":0.3[0-9]*,[^}]*"water":true[^}]*},{"t":0.5,[^}]*"front_face":true},{"t":0.9' \
+      <(sed -n 1p out.txt) || fail "--all --water: $(sed -n 1p out.txt)"
+    ;;
   readme_example)
     # The first code block of README "Edit scripts" is a script that applies cleanly to an empty world.
     awk '/<!-- edit-script -->/ { section = 1 } section && /^```/ { if (inside) exit; inside = 1; next } inside' \

@@ -1,8 +1,11 @@
-// `vtp-world raycast FILE --rays RAYS.txt [--all]`: rays against a world's collision surface, for an engineer
-// checking a query without writing code. RAYS.txt holds one segment per line, `x0 y0 z0 x1 y1 z1` in world units
-// ('-' reads stdin; blank lines and lines starting with '#' are skipped). One JSON line per ray on stdout
+// `vtp-world raycast FILE --rays RAYS.txt [--all] [--water]`: rays against a world's collision surface, for an
+// engineer checking a query without writing code. RAYS.txt holds one segment per line, `x0 y0 z0 x1 y1 z1` in world
+// units ('-' reads stdin; blank lines and lines starting with '#' are skipped). One JSON line per ray on stdout
 // (CONVENTIONS "Ray files"): the closest hit, or with --all every hit in increasing t, t being the fraction of the
-// segment. A bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
+// segment. --water adds the segment's first entry into water (physics::raycastWater) as one more hit with
+// "water": true, material "water", the normal of the water boundary crossed and front_face true, in t order among the
+// others. A bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "vtp/physics/terrain_physics.h"
+#include "vtp/physics/water.h"
 
 namespace vtp::tools::world {
 namespace {
@@ -21,6 +25,7 @@ namespace {
 struct RaycastArgs {
   std::string file, rays;
   bool all = false;
+  bool water = false;
 };
 
 nlohmann::ordered_json hitJson(const physics::WorldRayHit& h, const terrain::MaterialTable& materials) {
@@ -33,6 +38,17 @@ nlohmann::ordered_json hitJson(const physics::WorldRayHit& h, const terrain::Mat
           {"chunk", {h.chunk.x, h.chunk.y, h.chunk.z}},
           {"water", false},
           {"front_face", h.hit.front_face}};
+}
+
+nlohmann::ordered_json waterJson(const physics::WaterHit& h) {
+  return nlohmann::ordered_json{{"t", h.t},
+          {"point", {h.point[0], h.point[1], h.point[2]}},
+          {"normal", {h.normal[0], h.normal[1], h.normal[2]}},
+          {"material", "water"},
+          {"material_id", int(terrain::kWaterMaterial)},
+          {"chunk", {h.chunk.x, h.chunk.y, h.chunk.z}},
+          {"water", true},
+          {"front_face", true}};
 }
 
 int runRaycast(const RaycastArgs& args) {
@@ -76,11 +92,25 @@ int runRaycast(const RaycastArgs& args) {
         if (!found) s = found.error();
         else if (*found) hits.push_back(hit);
       }
+      physics::WaterHit water_hit;
+      bool wet = false;
+      if (s && args.water) {
+        Result<bool> found = physics::raycastWater(**physics, ray, water_hit);
+        if (!found) s = found.error();
+        else wet = *found;
+      }
       if (!s) {
         out["error"] = jsonText(s.error().message);
       } else {
         out["hits"] = nlohmann::ordered_json::array();
-        for (const physics::WorldRayHit& h : hits) out["hits"].push_back(hitJson(h, world.materials()));
+        // The water entry goes before the first surface hit at a larger t.
+        const auto at = std::find_if(hits.begin(), hits.end(),
+                                     [&](const physics::WorldRayHit& h) { return h.hit.t > water_hit.t; });
+        for (auto it = hits.begin(); it != hits.end(); ++it) {
+          if (wet && it == at) out["hits"].push_back(waterJson(water_hit));
+          out["hits"].push_back(hitJson(*it, world.materials()));
+        }
+        if (wet && at == hits.end()) out["hits"].push_back(waterJson(water_hit));
       }
     }
     bad = bad || out.contains("error");
@@ -99,6 +129,7 @@ Command addRaycastCommand(CLI::App& app) {
       ->option_text("RAYS.txt")
       ->required();
   cmd->add_flag("--all", args->all, "Every hit along each segment in increasing t (default: the closest)");
+  cmd->add_flag("--water", args->water, "Also the segment's first entry into water, as a hit with \"water\": true");
   return {cmd, [args] { return runRaycast(*args); }};
 }
 

@@ -14,11 +14,16 @@
 
 namespace vtp::physics {
 
+struct EdgeFlagScratch;
+
 /// Thread-safety: one builder per thread (it holds scratch buffers, grown once to the largest chunk).
 class ColliderBuilder {
  public:
   /// `leaf_triangles` is the flat structure's leaf size (kLeafTriangles by default).
   explicit ColliderBuilder(KdBuildOptions options = {kLeafTriangles, 32});
+  ~ColliderBuilder();
+  ColliderBuilder(const ColliderBuilder&) = delete;
+  ColliderBuilder& operator=(const ColliderBuilder&) = delete;
 
   /// The collider of chunk `chunk` from the chunk's own triangles of `mesh` (the first owned_triangle_count; with the
   /// wide apron the neighbours' triangles are left out, but serve as the neighbours of seam edges when the edge flags
@@ -36,7 +41,7 @@ class ColliderBuilder {
   std::vector<TriangleBounds> m_bounds;
   std::vector<std::int32_t> m_remap;
   std::vector<std::uint8_t> m_edge_flags;
-  std::vector<std::uint32_t> m_edge_scratch;
+  std::unique_ptr<EdgeFlagScratch> m_edge_scratch;
 };
 
 }  // namespace vtp::physics

@@ -1,0 +1,158 @@
+// The first entry of a segment into water (raycastWater, water.h) against brute force over every water voxel of
+// random worlds (fixed seeds, negative coordinates, rays along chunk seams, two voxel sizes), plus the surface of a
+// partly filled layer, a ray starting in water, edits, and bad rays.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "support/random_world.h"
+#include "support/terrain_physics_support.h"
+#include "vtp/physics/water.h"
+
+using namespace vtp::terrain;
+using namespace vtp::physics;
+
+namespace {
+
+// The smallest t at which the segment is inside the wet part of some water voxel (the lower occupancy/255 of its
+// cell) for a positive length, over every voxel of `box`; infinity when none. A segment lying in a voxel face belongs
+// to the voxel on the face's positive side (voxels are half-open), except on a partly filled voxel's surface.
+double bruteEntry(const World& world, const VoxelBox& box, const Ray& ray, double voxel_size) {
+  double best = std::numeric_limits<double>::infinity();
+  for (std::int32_t z = box.min.z; z < box.max.z; ++z)
+    for (std::int32_t y = box.min.y; y < box.max.y; ++y)
+      for (std::int32_t x = box.min.x; x < box.max.x; ++x) {
+        const Voxel v = world.voxel({x, y, z});
+        if (!isWater(v)) continue;
+        const double lo[3] = {double(x), double(y), double(z)};
+        const double hi[3] = {x + 1.0, y + v.occupancy / 255.0, z + 1.0};
+        double t0 = 0, t1 = ray.max_t;
+        for (int a = 0; a < 3; ++a) {
+          const double o = ray.origin[std::size_t(a)] / voxel_size, d = ray.direction[std::size_t(a)] / voxel_size;
+          if (d == 0) {
+            const bool closed = a == 1 && v.occupancy < 255;
+            if (o < lo[a] || o > hi[a] || (o == hi[a] && !closed)) t1 = -1;
+            continue;
+          }
+          double n = (lo[a] - o) / d, f = (hi[a] - o) / d;
+          if (n > f) std::swap(n, f);
+          t0 = std::max(t0, n);
+          t1 = std::min(t1, f);
+        }
+        if (t0 < t1) best = std::min(best, t0);
+      }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("water ray: the first entry into water equals brute force over every water voxel") {
+  for (const double voxel_size : {1.0, 0.7}) {
+    CAPTURE(voxel_size);
+    WorldConfig config;
+    config.voxel_size = voxel_size;
+    auto world = vtp::test::makeWorld(std::move(config));
+    std::mt19937_64 rng(29);
+    const VoxelBox region{{-24, -12, -24}, {24, 12, 24}};
+    vtp::test::randomEdits(*world, region, 50, rng);
+    // And a lake with a partly filled top layer.
+    REQUIRE(world->fillBox(VoxelBox{{-20, -10, -6}, {-2, -3, 9}}, kWaterMaterial).ok());
+    std::vector<Voxel> top(18 * 15, Voxel{kWaterMaterial, 77});
+    REQUIRE(world->writeRegion(VoxelBox{{-20, -3, -6}, {-2, -2, 9}}, top).ok());
+    auto physics = vtp::test::makePhysics(*world);
+    const VoxelBox all{{-26, -14, -26}, {26, 14, 26}};
+    const double s = voxel_size;
+    vtp::test::RandomRays random(26 * s);
+    int bad = 0, hits = 0, starts = 0;
+    for (int i = 0; i < 300; ++i) {
+      const int kind = i % 4;
+      Ray ray = random.next(rng, (kind == 0 ? 0.1 : 1.0) * 50 * s);
+      if (kind == 2) ray.direction = {0, -1, 0}, ray.max_t = 30 * s;  // straight down onto surfaces
+      if (kind == 3) {  // along a chunk seam plane, axis-aligned
+        ray.origin[0] = 8 * s * double(int(rng() % 5) - 2);
+        ray.origin[1] = (std::floor(ray.origin[1] / s) + 0.5) * s;
+        ray.direction = {0, 0, 1};
+        ray.max_t = 50 * s;
+        ray.origin[2] = -25 * s;
+      }
+      const double want = bruteEntry(*world, all, ray, s);
+      WaterHit hit;
+      auto found = raycastWater(*physics, ray, hit);
+      REQUIRE(found.ok());
+      if (*found != std::isfinite(want)) {
+        ++bad;
+        continue;
+      }
+      if (!*found) continue;
+      ++hits;
+      starts += hit.starts_in_water ? 1 : 0;
+      if (std::abs(hit.t - want) > 1e-9 * std::max(1.0, ray.max_t)) ++bad;
+      // The voxel hit is water, its chunk holds it, and the point lies in (or on) its cell.
+      const Voxel v = world->voxel(hit.voxel);
+      if (!isWater(v) || !(hit.chunk == chunkOf(hit.voxel))) ++bad;
+      const std::int32_t c[3] = {hit.voxel.x, hit.voxel.y, hit.voxel.z};
+      for (std::size_t a = 0; a < 3; ++a) {
+        const double p = hit.point[a] / s;
+        if (p < c[a] - 1e-7 || p > c[a] + 1 + 1e-7) ++bad;
+      }
+      // The normal points out of the water, against the ray.
+      const double facing = hit.normal[0] * ray.direction[0] + hit.normal[1] * ray.direction[1] +
+                            hit.normal[2] * ray.direction[2];
+      if (!(facing < 0)) ++bad;
+    }
+    CHECK(bad == 0);
+    CHECK(hits > 40);
+    CHECK(starts > 3);
+  }
+}
+
+TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox(VoxelBox{{-16, -12, -16}, {16, -1, 16}}, kWaterMaterial).ok());
+  std::vector<Voxel> top(32 * 32, Voxel{kWaterMaterial, 51});
+  REQUIRE(world->writeRegion(VoxelBox{{-16, -1, -16}, {16, 0, 16}}, top).ok());
+  auto physics = vtp::test::makePhysics(*world);
+
+  SUBCASE("a ray down meets the partly filled layer's surface, with an upward normal") {
+    WaterHit hit;
+    REQUIRE(raycastWater(*physics, {{-3.5, 10, -9.25}, {0, -1, 0}, 20}, hit).value());
+    CHECK(hit.t == doctest::Approx(10.8));  // surface at -1 + 51/255 = -0.8
+    CHECK(hit.point[1] == doctest::Approx(-0.8));
+    CHECK(hit.normal == std::array<double, 3>{0, 1, 0});
+    CHECK(hit.voxel == VoxelCoord{-4, -1, -10});
+    CHECK(hit.chunk == ChunkCoord{-1, -1, -2});
+    CHECK(!hit.starts_in_water);
+  }
+  SUBCASE("a ray from the side enters through a voxel face, across a chunk seam") {
+    WaterHit hit;
+    REQUIRE(raycastWater(*physics, {{-30, -5.5, 0.5}, {1, 0, 0}, 40}, hit).value());
+    CHECK(hit.t == doctest::Approx(14));
+    CHECK(hit.normal == std::array<double, 3>{-1, 0, 0});
+    CHECK(hit.voxel == VoxelCoord{-16, -6, 0});
+  }
+  SUBCASE("a ray starting in water hits at t = 0; one ending short of the water misses") {
+    WaterHit hit;
+    REQUIRE(raycastWater(*physics, {{1.5, -4, 2.5}, {0, 1, 0}, 10}, hit).value());
+    CHECK(hit.t == 0);
+    CHECK(hit.starts_in_water);
+    CHECK(hit.normal == std::array<double, 3>{0, -1, 0});
+    CHECK(!raycastWater(*physics, {{1.5, 10, 2.5}, {0, -1, 0}, 10.5}, hit).value());
+  }
+  SUBCASE("draining the water is seen by the next ray") {
+    WaterHit hit;
+    REQUIRE(world->clearBox(VoxelBox{{0, -12, 0}, {4, 0, 4}}).ok());
+    REQUIRE(raycastWater(*physics, {{1.5, 10, 2.5}, {0, -1, 0}, 30}, hit).value() == false);
+  }
+  SUBCASE("bad rays are refused") {
+    WaterHit hit;
+    CHECK(raycastWater(*physics, {{0, 0, 0}, {0, 0, 0}, 1}, hit).error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(raycastWater(*physics, {{0, std::nan(""), 0}, {0, 1, 0}, 1}, hit).error().code ==
+          vtp::ErrorCode::kInvalidArgument);
+    CHECK(raycastWater(*physics, {{0, 0, 0}, {1, 0, 0}, -1}, hit).error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(raycastWater(*physics, {{65530, 0, 0}, {1, 0, 0}, 10}, hit).error().code == vtp::ErrorCode::kOutOfRange);
+  }
+}
