@@ -96,6 +96,7 @@ std::array<int, 2> wetRun(const WaterColumns& w, int x, int z, int axis) {
 
 void planWater(const WaterColumns& w, const VoxelBox& bounds, WaterLayout& out) {
   if (w.top == std::numeric_limits<int>::min()) return;
+  out.has_water = true;
   out.water_top = w.top;
   const std::vector<int> d = dryDistance(w);
   const auto widest = std::max_element(d.begin(), d.end());
@@ -183,7 +184,9 @@ BodySpec randomBody(std::uint64_t& rng, double voxel_size) {
     }
   }
   b.orientation = randomUnit<4>(rng);
-  b.mass = 1000.0 * volume / (voxel_size * voxel_size * voxel_size);  // 1000 kg per voxel-unit cube
+  // Some float (water is 1000 kg per voxel-unit cube), most sink.
+  const double density = 300.0 + 1700.0 * uniformRandom(rng);
+  b.mass = density * volume / (voxel_size * voxel_size * voxel_size);
   return b;
 }
 

@@ -27,13 +27,14 @@ struct BodySpec {
   std::vector<std::array<double, 3>> hull_points;  ///< Convex hull points around the body's origin.
   std::array<double, 3> position{};
   std::array<double, 4> orientation{0, 0, 0, 1};  ///< Quaternion x, y, z, w.
-  double mass = 1;                                 ///< [Unit: kg]
+  double mass = 1;                                 ///< [Unit: kg] (density 300 to 2000 kg per voxel-unit cube)
   bool over_lake = false;
 };
 
 /// Where the world's water lies, from its water voxels (tools/worldgen lays out one round lake and a river from it
 /// to the rim; any world works: without water both are absent).
 struct WaterLayout {
+  bool has_water = false;            ///< Any water voxel.
   bool has_lake = false;
   std::array<int, 2> lake_centre{};  ///< x, z column. [Unit: voxel]
   int lake_radius = 0;               ///< Columns within this distance of the centre are lake. [Unit: voxel]

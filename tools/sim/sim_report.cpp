@@ -91,6 +91,8 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["broadphase_ms_per_step_p50"] = percentile(column(&TickSample::broadphase), 50);
   j["solver_ms_per_step_p50"] = percentile(column(&TickSample::solver), 50);
   j["integrate_ms_per_step_p50"] = percentile(column(&TickSample::integrate), 50);
+  j["water_ms_per_step_p50"] = percentile(column(&TickSample::water), 50);
+  j["bodies_in_water"] = sim.bodiesInWater();
   j["rays_ms_per_step_p50"] = percentile(column(&TickSample::rays), 50);
   j["collision_memory_bytes"] = taggedPeakBytes(sim.tag());
   j["time_to_first_step_ms"] = sim.timeToFirstStepMs();

@@ -77,7 +77,8 @@ SimWorld::SimWorld(std::unique_ptr<TerrainBackend> backend, const Scene& scene, 
     : m_backend(std::move(backend)), m_scene(scene), m_options(options), m_ray_state(options.seed ^ 0x5241595345454421ull) {}
 
 SimWorld::~SimWorld() {
-  // Bodies and the backend leave the Bullet world before it goes; the world before the voxels.
+  // Bodies and the backend leave the Bullet world before it goes; the world before the voxels (and the water's
+  // TerrainPhysics before the world).
   for (btRigidBody* body : m_bodies) {
     if (m_dynamics) m_dynamics->removeRigidBody(body);
     delete body->getMotionState();
@@ -85,6 +86,7 @@ SimWorld::~SimWorld() {
   }
   m_backend.reset();
   m_dynamics.reset();
+  m_water.reset();
 }
 
 Status SimWorld::open(const std::string& world_path) {
@@ -108,6 +110,9 @@ Status SimWorld::open(const std::string& world_path) {
   }
   addBodies();
   m_first_step_ms = msSince(m_open_start);  // the first tick adds its step time
+  auto water = WaterForces::create(*m_world, m_scene);  // not terrain collision: after the clock, outside the scope
+  if (!water) return water.error();
+  m_water = std::move(water.value());
   return {};
 }
 
@@ -190,9 +195,16 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
     }
     m_current.terrain += msSince(t0);
   }
+  m_current.step = msSince(tick_start);
+  if (m_water) {
+    const auto t0 = Clock::now();
+    m_in_water = m_water->apply(m_bodies);
+    m_current.water = msSince(t0);
+  }
+  const auto step_start = Clock::now();
   const btScalar dt = btScalar(1.0 / 60.0);
   m_dynamics->stepSimulation(dt, 1, dt);
-  m_current.step = msSince(tick_start);
+  m_current.step += msSince(step_start);
   if (m_samples.empty()) m_first_step_ms += m_current.step;
 
   // Contact points in terrain manifolds after the step.

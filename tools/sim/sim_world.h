@@ -12,7 +12,9 @@
 //   - solver: btDiscreteDynamicsWorld::solveConstraints;
 //   - integrate: btDiscreteDynamicsWorld::integrateTransforms, which includes the continuous-collision sweeps of fast
 //     bodies (against the terrain too: these sweeps are not in terrain collision);
-//   - rays: the tick's R raycasts (not part of step).
+//   - rays: the tick's R raycasts (not part of step);
+//   - water: buoyancy and drag on the bodies reaching below the water's top, before the step (water_forces.h; not
+//     part of step).
 
 #include <btBulletDynamicsCommon.h>
 
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "scene.h"
+#include "water_forces.h"
 #include "vtp/physics/collider.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/world.h"
@@ -62,7 +65,7 @@ class TerrainBackend {
 
 /// Per-tick timings. [Unit: ms]
 struct TickSample {
-  double step = 0, terrain = 0, broadphase = 0, solver = 0, integrate = 0, rays = 0;
+  double step = 0, terrain = 0, broadphase = 0, solver = 0, integrate = 0, rays = 0, water = 0;
 };
 
 struct SimOptions {
@@ -99,6 +102,8 @@ class SimWorld {
   std::uint64_t emptyTerrainPairCalls() const { return m_empty_terrain_calls; }
   std::uint64_t editsApplied() const { return m_edits_applied; }
   std::uint64_t rayHits() const { return m_ray_hits; }
+  /// Bodies with water around them in the last tick.
+  int bodiesInWater() const { return m_in_water; }
 
  private:
   class Dispatcher;
@@ -115,6 +120,7 @@ class SimWorld {
   std::unique_ptr<btDbvtBroadphase> m_broadphase;
   std::unique_ptr<btSequentialImpulseConstraintSolver> m_solver;
   std::unique_ptr<DynamicsWorld> m_dynamics;
+  std::unique_ptr<WaterForces> m_water;
   std::vector<std::unique_ptr<btCollisionShape>> m_shapes;
   std::vector<btRigidBody*> m_bodies;  // owned; deleted in the destructor
 
@@ -124,6 +130,7 @@ class SimWorld {
   TickSample m_current;
   std::uint64_t m_ray_state = 0;
   std::vector<physics::Ray> m_rays;
+  int m_in_water = 0;
   std::uint64_t m_contacts = 0, m_terrain_calls = 0, m_empty_terrain_calls = 0, m_edits_applied = 0, m_ray_hits = 0;
 };
 
