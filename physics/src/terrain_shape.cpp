@@ -82,7 +82,9 @@ void TerrainShape::convexcast(btTriangleConvexcastCallback& callback) const {
   const btScalar reach = radius + centre.length() + callback.m_triangleCollisionMargin;
   const btVector3 from = callback.m_convexShapeFrom.getOrigin(), to = callback.m_convexShapeTo.getOrigin();
   const double piece = 0.5 * terrain::kChunkSize * m_state.physics.voxelSize();
-  const int pieces = std::clamp(int(std::ceil(double((to - from).length()) / piece)), 1, 4096);
+  const double length = double((to - from).length());
+  if (!std::isfinite(length) || !std::isfinite(double(reach))) return;  // a broken transform: nothing to hit
+  const int pieces = int(std::clamp(std::ceil(length / piece), 1.0, 4096.0));
   thread_local std::vector<std::uint64_t> seen;
   seen.clear();
   for (int k = 0; k < pieces; ++k) {

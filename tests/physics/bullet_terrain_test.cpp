@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -186,4 +187,26 @@ TEST_CASE("bullet terrain: Bullet's rayTest on the terrain object returns our ra
     CHECK(std::abs(double(bullet.m_closestHitFraction) - ours.hit.t) < 1e-4);
   }
   CHECK(hits > 100);
+}
+
+TEST_CASE("bullet terrain: queries with broken input find nothing and break nothing") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  const btScalar nan = std::numeric_limits<btScalar>::quiet_NaN(), huge = btScalar(1e30);
+  for (const btVector3& bad : {btVector3(nan, 0, 0), btVector3(huge, 0, 0), btVector3(0, -huge, 0)}) {
+    btCollisionWorld::ClosestRayResultCallback ray(btVector3(0, 5, 0), bad);
+    scene.dynamics.rayTest(btVector3(0, 5, 0), bad, ray);
+    CHECK_FALSE(ray.hasHit());
+    btSphereShape ball(0.5f);
+    btCollisionWorld::ClosestConvexResultCallback sweep(btVector3(0, 5, 0), bad);
+    scene.dynamics.convexSweepTest(&ball, btTransform(btQuaternion::getIdentity(), btVector3(0, 5, 0)),
+                                   btTransform(btQuaternion::getIdentity(), bad), sweep);
+    CHECK_FALSE(sweep.hasHit());
+  }
+  // A body with a broken pose gets no contacts, and the others carry on.
+  btRigidBody& good = scene.add(new btSphereShape(0.5f), 1.0, btVector3(2, 0.5f, 2), false);
+  btRigidBody& broken = scene.add(new btSphereShape(0.5f), 1.0, btVector3(-2, 0.5f, -2), false);
+  broken.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(nan, nan, nan)));
+  scene.run(0.5);
+  CHECK(std::abs(good.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
 }
