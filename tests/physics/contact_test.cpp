@@ -22,6 +22,7 @@
 #include "chunk_contacts.h"
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 #include "vtp/physics/collider_builder.h"
 
 using namespace vtp::terrain;
@@ -245,6 +246,16 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
   CHECK(specialised > 100);
 }
 
+// Rock below y = 0 over x, z in [-16, 16), and its physics.
+struct FlatGround {
+  std::unique_ptr<World> world = vtp::test::makeWorld();
+  std::unique_ptr<TerrainPhysics> physics;
+  FlatGround() {
+    REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+    physics = vtp::test::makePhysics(*world);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("contacts: every brute-force GJK/EPA triangle contact is found with its depth and normal") {
@@ -254,19 +265,17 @@ TEST_CASE("contacts: every brute-force GJK/EPA triangle contact is found with it
 TEST_CASE("contacts: the same at voxel size 0.5") { checkAgainstBruteForce(0.5, 99); }
 
 TEST_CASE("contacts: bad shapes, poses and options are refused and report nothing") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-8, -8, -8}, {8, 0, 8}}, 2).ok());
-  auto physics = TerrainPhysics::create(*world);
-  REQUIRE(physics.ok());
+  FlatGround ground;
+  TerrainPhysics& physics = *ground.physics;
   std::vector<ChunkManifold> out(3);
   Pose pose;
   pose.position = {0, 0.2, 0};
-  REQUIRE((**physics).contacts(ConvexShape::sphere(0.5), pose, out).ok());
+  REQUIRE(physics.contacts(ConvexShape::sphere(0.5), pose, out).ok());
   CHECK(out.size() >= 1);
   const double nan = std::nan("");
   auto refused = [&](const ConvexShape& s, const Pose& p, ErrorCode code, ContactOptions o = {}) {
     out.resize(2);
-    const Status st = (**physics).contacts(s, p, out, o);
+    const Status st = physics.contacts(s, p, out, o);
     REQUIRE(!st.ok());
     CHECK(st.error().code == code);
     CHECK(out.empty());
@@ -293,14 +302,11 @@ TEST_CASE("contacts: bad shapes, poses and options are refused and report nothin
 }
 
 TEST_CASE("contacts: a sphere resting where four chunks meet touches the ground at its lowest point") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
-  auto physics = TerrainPhysics::create(*world);
-  REQUIRE(physics.ok());
+  FlatGround ground;
   Pose pose;
   pose.position = {0, 0.5, 0};  // the ground's surface is y = 0 (solid voxels fill [.., 0))
   std::vector<ChunkManifold> out;
-  REQUIRE((**physics).contacts(ConvexShape::sphere(0.5), pose, out).ok());
+  REQUIRE(ground.physics->contacts(ConvexShape::sphere(0.5), pose, out).ok());
   REQUIRE(!out.empty());
   for (const ChunkManifold& m : out) {
     for (int i = 0; i < m.count; ++i) {
@@ -309,20 +315,17 @@ TEST_CASE("contacts: a sphere resting where four chunks meet touches the ground 
       CHECK(p.normal[1] == doctest::Approx(1).epsilon(1e-6));
       CHECK(std::abs(p.point[0]) < 1e-5);
       CHECK(std::abs(p.point[2]) < 1e-5);
-      CHECK(p.friction == doctest::Approx(world->materials()[2].friction));
+      CHECK(p.friction == doctest::Approx(ground.world->materials()[2].friction));
     }
   }
 }
 
 TEST_CASE("contacts: a box resting on flat ground gets its four corners at ground height") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
-  auto physics = TerrainPhysics::create(*world);
-  REQUIRE(physics.ok());
+  FlatGround ground;
   Pose pose;
   pose.position = {4, 0.5, 4};  // inside chunk (0, -1, 0)'s surface
   std::vector<ChunkManifold> out;
-  REQUIRE((**physics).contacts(ConvexShape::box({0.5, 0.5, 0.5}), pose, out).ok());
+  REQUIRE(ground.physics->contacts(ConvexShape::box({0.5, 0.5, 0.5}), pose, out).ok());
   REQUIRE(out.size() == 1);
   const ChunkManifold& m = out[0];
   REQUIRE(m.count == 4);
