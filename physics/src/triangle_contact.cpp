@@ -127,7 +127,8 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) candidates[n++] = axis[i].cross(f[j]);
   btScalar best_gap = -BT_LARGE_FLOAT, least = BT_LARGE_FLOAT;
-  btVector3 least_normal(0, 0, 0);
+  btVector3 least_normal(0, 0, 0), gap_normal(0, 0, 0);
+  int gap_axis = -1;
   for (int k = 0; k < n; ++k) {
     const btScalar len2 = candidates[k].length2();
     if (len2 < btScalar(1e-12)) continue;  // parallel edges: no axis
@@ -137,7 +138,10 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     const btScalar lo = std::min({p0, p1, p2}), hi = std::max({p0, p1, p2});
     const btScalar gap = std::max(lo - r, -hi - r);
     if (gap >= margin + threshold) return false;
-    best_gap = std::max(best_gap, gap);
+    if (gap > best_gap) {
+      // The normal from the triangle to the box: -l when the triangle lies beyond the box along l.
+      best_gap = gap, gap_axis = k < 4 ? k : 4, gap_normal = lo - r >= -hi - r ? -l : l;
+    }
     // Moving the box along +l by hi + r, or along -l by r - lo, separates the cores.
     if (hi + r < least) least = hi + r, least_normal = l;
     if (r - lo < least) least = r - lo, least_normal = -l;
@@ -151,7 +155,31 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     out = {least_normal, corner + least_normal * least, -(least + margin)};
     return out.distance < threshold;
   }
-  // Separated cores: the closest features.
+  // Separated cores. Along the most separating axis, when the witnesses face each other (the core's nearest corner
+  // over the triangle, or the triangle's nearest corner over the box's face), that separation is the distance.
+  bool degenerate = false;
+  auto contactOf = [&](const btVector3& on_box, const btVector3& on_triangle) {
+    return pointContact(on_box, on_triangle, margin, threshold, degenerate, out) ||
+           (degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls));
+  };
+  if (gap_axis == 3) {
+    const btVector3& m = gap_normal;
+    const btVector3 corner = centre + basis * btVector3(axis[0].dot(m) > 0 ? -e[0] : e[0],
+                                                        axis[1].dot(m) > 0 ? -e[1] : e[1],
+                                                        axis[2].dot(m) > 0 ? -e[2] : e[2]);
+    const btVector3 foot = corner - m * (corner - t[0]).dot(m);
+    if ((closestPointOnTriangle(foot, t) - foot).length2() <= kDegenerate * kDegenerate) return contactOf(corner, foot);
+  } else if (gap_axis >= 0 && gap_axis < 3) {
+    const btVector3& m = gap_normal;  // a box face normal, pointing from the triangle to the box
+    int nearest = 0;
+    for (int k = 1; k < 3; ++k)
+      if (v[k].dot(m) > v[nearest].dot(m)) nearest = k;
+    const int u = (gap_axis + 1) % 3, w = (gap_axis + 2) % 3;
+    if (std::abs(v[nearest].dot(axis[u])) <= e[u] && std::abs(v[nearest].dot(axis[w])) <= e[w]) {
+      return contactOf(t[nearest] + m * best_gap, t[nearest]);
+    }
+  }
+  // Otherwise the closest features, searched.
   btVector3 best_q = centre, best_p = t[0];
   btScalar best = BT_LARGE_FLOAT;
   auto consider = [&](const btVector3& q, const btVector3& p) {
@@ -180,9 +208,7 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
       }
     }
   }
-  bool degenerate = false;
-  if (pointContact(best_q, best_p, margin, threshold, degenerate, out)) return true;
-  return degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls);
+  return contactOf(best_q, best_p);
 }
 
 }  // namespace
