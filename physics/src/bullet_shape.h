@@ -8,13 +8,11 @@
 
 namespace vtp::physics {
 
-/// Deletes a Bullet shape through its own (aligned) operator delete.
-struct BulletShapeDelete {
-  void operator()(btConvexShape* shape) const noexcept { delete shape; }
-};
-using BulletShapePtr = std::unique_ptr<btConvexShape, BulletShapeDelete>;
+/// An owned Bullet shape (deleted through Bullet's own aligned operator delete, which its classes declare).
+using BulletShapePtr = std::unique_ptr<btConvexShape>;
 
-/// `shape` as a Bullet shape with the same surface, margin included. Precondition: validate(shape) succeeded.
+/// `shape` as a Bullet shape with the same surface, margin included (one allocation; a hull copies its points).
+/// Precondition: validate(shape) succeeded.
 BulletShapePtr makeBulletShape(const ConvexShape& shape);
 
 }  // namespace vtp::physics

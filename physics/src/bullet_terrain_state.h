@@ -77,7 +77,8 @@ struct BulletTerrainState {
   PairChanges changes;  // reused
   ContactScratch scratch;
 
-  // The links of body `id` (on collision object `object`), created on first use.
+  // The links of body `id` (on collision object `object`), created on first use; the entry stays at its address until
+  // removeBody(id).
   BodyLinks& links(std::uint64_t id, const btCollisionObject* object);
   // Applies pair changes (solid pairs only) to the bodies' links: manifolds created and released.
   void apply(const PairChanges& changes);

@@ -33,23 +33,35 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
                              btScalar(position[2] - origin[2])));
   const int type = shape.getShapeType();
   if (type == SPHERE_SHAPE_PROXYTYPE) {
-    s.special = 1;
+    s.special = Special::kSphere;
     s.radius = static_cast<const btSphereShape&>(shape).getRadius();
   } else if (type == CAPSULE_SHAPE_PROXYTYPE) {
     const auto& capsule = static_cast<const btCapsuleShape&>(shape);
     btVector3 axis(0, 0, 0);
     axis[capsule.getUpAxis()] = capsule.getHalfHeight();
-    s.special = 2;
+    s.special = Special::kCapsule;
     s.radius = capsule.getRadius();
     s.a = s.pose * -axis;
     s.b = s.pose * axis;
   } else if (type == BOX_SHAPE_PROXYTYPE) {
     const auto& box = static_cast<const btBoxShape&>(shape);
-    s.special = 3;
-    s.a = box.getHalfExtentsWithMargin();
+    s.special = Special::kBox;
+    s.core_half = box.getHalfExtentsWithoutMargin();
     s.radius = box.getMargin();
   }
   return s;
+}
+
+int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, const std::array<double, 3>& max,
+                    double voxel_size, ContactScratch& scratch) {
+  GridBox box;
+  if (!gridBoxOf(min, max, collider.chunk(), voxel_size, box)) return 0;
+  const auto capacity = std::size_t(std::max(collider.triangleCount(), 1));
+  if (scratch.ids.size() < capacity) {
+    scratch.ids.resize(capacity);
+    scratch.vertices.resize(3 * capacity);
+  }
+  return collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
 }
 
 void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& c) {
@@ -83,14 +95,7 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
                    ContactCounters& counters, bool correct_edges) {
   scratch.contacts.clear();
-  GridBox box;
-  if (!gridBoxOf(min, max, collider.chunk(), voxel_size, box)) return;
-  const auto capacity = std::size_t(std::max(collider.triangleCount(), 1));
-  if (scratch.ids.size() < capacity) {
-    scratch.ids.resize(capacity);
-    scratch.vertices.resize(3 * capacity);
-  }
-  const int n = collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
+  const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);
   for (int i = 0; i < n; ++i) {
     const auto* v = &scratch.vertices[3 * std::size_t(i)];
@@ -103,7 +108,7 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     c.material = stored.material;
     if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, c.contact);
     scratch.contacts.push_back(c);
-    if (shape.special == 3) {
+    if (shape.special == Special::kBox) {
       // A box on the face: its corners, so it stands on four points from the first step.
       const btVector3 face_normal = (triangle[1] - triangle[0]).cross(triangle[2] - triangle[0]).normalized();
       if (c.contact.normal.dot(face_normal) < btScalar(0.99)) continue;

@@ -48,6 +48,12 @@ void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std
 ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
                           terrain::ChunkCoord chunk, double voxel_size);
 
+/// The triangles of `collider` whose bounds meet the world box [min, max]: their ids and vertices ([Unit: world units
+/// relative to the chunk origin]) into scratch.ids and scratch.vertices, grown as needed. Returns how many; 0 for a
+/// box gridBoxOf refuses.
+int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, const std::array<double, 3>& max,
+                    double voxel_size, ContactScratch& scratch);
+
 /// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or
 /// on a corner between such edges, takes the face normal: a body sliding across the terrain's internal edges meets
 /// no ghost bumps. Contacts inside the face or on a sharp convex edge are left as they are.

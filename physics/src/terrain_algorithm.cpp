@@ -24,7 +24,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
  public:
   TerrainAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, BulletTerrainState& state,
                    const btCollisionObject* body)
-      : btCollisionAlgorithm(ci), m_state(state), m_body(body) {}
+      : btCollisionAlgorithm(ci), m_state(state), m_body(body), m_links(state.links(id(), body)) {}
   ~TerrainAlgorithm() override { m_state.removeBody(id()); }
 
   void processCollision(const btCollisionObjectWrapper* wrap0, const btCollisionObjectWrapper* wrap1,
@@ -42,7 +42,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
-    BodyLinks& links = s.links(id(), m_body);
+    BodyLinks& links = m_links;
     if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
       // Out of physics' range or not finite: no contacts.
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
@@ -90,9 +90,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
   }
 
   void getAllContactManifolds(btManifoldArray& out) override {
-    const auto it = m_state.bodies.find(id());
-    if (it == m_state.bodies.end()) return;
-    for (const ChunkLink& l : it->second->links) out.push_back(l.manifold);
+    for (const ChunkLink& l : m_links.links) out.push_back(l.manifold);
   }
 
  private:
@@ -126,6 +124,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
 
   BulletTerrainState& m_state;
   const btCollisionObject* m_body;
+  BodyLinks& m_links;  // this body's entry in m_state.bodies, until the destructor removes it
 };
 
 class TerrainCreateFunc final : public btCollisionAlgorithmCreateFunc {

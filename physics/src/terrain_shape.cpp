@@ -110,15 +110,8 @@ void TerrainShape::feedBox(btTriangleCallback& callback, const btVector3& min, c
     if (!touch.solid || touch.tag != MaskTag::kMixed) continue;
     auto pin = m_state.physics.colliders().acquire(touch.chunk);
     if (!pin) continue;
-    const Collider& collider = *pin.value();
-    GridBox box;
-    if (!gridBoxOf({min.x(), min.y(), min.z()}, {max.x(), max.y(), max.z()}, touch.chunk, voxel_size, box)) continue;
-    const auto capacity = std::size_t(std::max(collider.triangleCount(), 1));
-    if (scratch.ids.size() < capacity) {
-      scratch.ids.resize(capacity);
-      scratch.vertices.resize(3 * capacity);
-    }
-    const int n = collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
+    const int n = gatherTriangles(*pin.value(), {min.x(), min.y(), min.z()}, {max.x(), max.y(), max.z()}, voxel_size,
+                                  scratch);
     const std::array<double, 3> o = chunkOriginWorld(touch.chunk, voxel_size);
     for (int i = 0; i < n; ++i) {
       const int id = scratch.ids[std::size_t(i)];

@@ -116,7 +116,7 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
   const btMatrix3x3& basis = s.pose.getBasis();
   const btVector3 centre = s.pose.getOrigin();
   const btScalar margin = s.radius;
-  const btVector3 e = s.a - btVector3(margin, margin, margin);
+  const btVector3& e = s.core_half;
   const btVector3 axis[3] = {basis.getColumn(0), basis.getColumn(1), basis.getColumn(2)};
   const btVector3 v[3] = {t[0] - centre, t[1] - centre, t[2] - centre};
   const btVector3 f[3] = {v[1] - v[0], v[2] - v[1], v[0] - v[2]};
@@ -247,9 +247,9 @@ int boxFacePoints(const ShapeInChunk& s, const btVector3 t[3], const btVector3& 
   if (std::abs(best) < btScalar(0.99)) return 0;
   const btScalar side = best > 0 ? -1 : 1;  // the face at -axis when the axis points along n
   const int u = (axis + 1) % 3, v = (axis + 2) % 3;
-  const btVector3 centre = s.pose.getOrigin() + basis.getColumn(axis) * (side * s.a[axis]);
+  const btVector3 centre = s.pose.getOrigin() + basis.getColumn(axis) * (side * (s.core_half[axis] + s.radius));
   // The flat part of the face: the core's face pushed out by the margin.
-  const btVector3 du = basis.getColumn(u) * (s.a[u] - s.radius), dv = basis.getColumn(v) * (s.a[v] - s.radius);
+  const btVector3 du = basis.getColumn(u) * s.core_half[u], dv = basis.getColumn(v) * s.core_half[v];
   btVector3 poly[2][kMaxFacePoints];
   int count = 4;
   poly[0][0] = centre - du - dv, poly[0][1] = centre + du - dv, poly[0][2] = centre + du + dv;
@@ -304,15 +304,16 @@ bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], 
 bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
                      unsigned long long& gjk_calls) {
   switch (shape.special) {
-    case 1:
+    case Special::kSphere:
       return sphereContact(shape, triangle, threshold, out, gjk_calls);
-    case 2:
+    case Special::kCapsule:
       return capsuleContact(shape, triangle, threshold, out, gjk_calls);
-    case 3:
+    case Special::kBox:
       return boxContact(shape, triangle, threshold, out, gjk_calls);
-    default:
-      return gjkTriangleContact(shape, triangle, threshold, out, gjk_calls);
+    case Special::kNone:
+      break;
   }
+  return gjkTriangleContact(shape, triangle, threshold, out, gjk_calls);
 }
 
 }  // namespace vtp::physics

@@ -18,15 +18,19 @@ struct TriangleContact {
   btScalar distance = 0;
 };
 
-/// The shape a contact query is about, in the chunk's frame.
+/// Which closed form serves a shape (the rest go to GJK/EPA).
+enum class Special { kNone, kSphere, kCapsule, kBox };
+
+/// The shape a contact query is about, in the chunk's frame. The specialised shapes are, as Bullet sees them, a core
+/// rounded by `radius`: a sphere's core is its centre (the pose origin), a capsule's the segment a..b, a box's the box
+/// of half extents `core_half` around the pose (its margin is the radius).
 struct ShapeInChunk {
   const btConvexShape* shape = nullptr;
   btTransform pose;  ///< The shape's local frame in the chunk's frame.
-  /// For the specialised tests: 0 generic; 1 sphere (centre = pose origin, radius); 2 capsule (segment a..b, radius);
-  /// 3 box (half extents with the margin in `a`, margin in `radius`; see also boxFacePoints).
-  int special = 0;
-  btVector3 a, b;
-  btScalar radius = 0;
+  Special special = Special::kNone;
+  btVector3 a, b;          ///< Capsule core.
+  btVector3 core_half;     ///< Box core.
+  btScalar radius = 0;     ///< Sphere or capsule radius, box margin.
 };
 
 /// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.
@@ -42,7 +46,7 @@ bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btS
 /// The most points boxFacePoints() writes.
 inline constexpr int kMaxFacePoints = 7;
 
-/// A box lying on a triangle (shape.special == 3): the flat part of the box face turned most towards the triangle
+/// A box lying on a triangle (Special::kBox): the flat part of the box face turned most towards the triangle
 /// (within ~8 degrees of facing it), clipped to the triangle's prism, each corner a contact along the triangle's
 /// normal `n` (unit, out of the terrain) when closer than `threshold`. GJK/EPA gives one point per triangle; these
 /// give a box resting on flat ground its four corners in one step. Returns how many were written.
