@@ -48,6 +48,8 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
     s.special = Special::kBox;
     s.core_half = box.getHalfExtentsWithoutMargin();
     s.radius = box.getMargin();
+  } else {
+    s.radius = shape.getMargin();  // GJK/EPA's contacts lie on the margin-rounded surface
   }
   return s;
 }
@@ -64,7 +66,7 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
   return collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
 }
 
-void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& c) {
+void correctInternalEdge(const btVector3 t[3], unsigned flags, btScalar rounding, TriangleContact& c) {
   btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
   const btScalar len = n.length();
   if (len < btScalar(1e-12)) return;
@@ -85,10 +87,13 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, TriangleContact& 
     on_edge = true;
   }
   if (!on_edge) return;  // inside the face: EPA's choice among deep axes stands
-  // Bullet's btAdjustInternalEdgeContacts does the same: the face normal, the distance kept, the terrain point moved.
-  const btVector3 on_body = c.point + c.normal * c.distance;
+  // The face normal with the distance kept, as Bullet's btAdjustInternalEdgeContacts does; but where Bullet keeps the
+  // body's point (on the rounded surface, off towards the edge), the contact moves to the shape's point facing the
+  // face from the same core point. A rolling ball's point off to the side moves towards the terrain as the ball turns
+  // (a ghost bump every triangle); its lowest point along the face normal does not.
+  const btVector3 core = c.point + c.normal * (c.distance + rounding);
   c.normal = n;
-  c.point = on_body - n * c.distance;
+  c.point = core - n * (c.distance + rounding);
 }
 
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
@@ -106,7 +111,7 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     c.triangle = scratch.ids[std::size_t(i)];
     const ColliderTriangle stored = collider.triangle(c.triangle);
     c.material = stored.material;
-    if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, c.contact);
+    if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, shape.radius, c.contact);
     scratch.contacts.push_back(c);
     if (shape.special == Special::kBox) {
       // A box on the face: its corners, so it stands on four points from the first step.

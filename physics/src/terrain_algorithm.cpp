@@ -77,7 +77,8 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       const int n = reduceContacts(s.scratch.contacts, kept);
       const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
-      for (int i = 0; i < n; ++i) addPoint(m, kept[std::size_t(i)], shift, frame, terrain, materials);
+      unsigned fresh = 0;  // the manifold slots this search filled
+      for (int i = 0; i < n; ++i) addPoint(m, kept[std::size_t(i)], shift, frame, terrain, materials, fresh);
       s.stats.contacts += unsigned(n);
       points += m.getNumContacts();
     }
@@ -97,9 +98,10 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
   std::uint64_t id() const noexcept { return std::uint64_t(reinterpret_cast<std::uintptr_t>(this)); }
 
   // As btManifoldResult::addContactPoint, with the friction and restitution of the triangle's material standing for
-  // the terrain object's.
+  // the terrain object's. A point landing on a slot this search already filled (bit in `fresh`) keeps the deeper of
+  // the two: an internal edge's corrected contact sits where the face's own contact is.
   void addPoint(btPersistentManifold& m, const ChunkContact& c, const btVector3& shift, const btTransform& body,
-                const btTransform& terrain, const terrain::MaterialTable& materials) {
+                const btTransform& terrain, const terrain::MaterialTable& materials, unsigned& fresh) {
     const btVector3 on_terrain = c.contact.point + shift;
     const btVector3& normal = c.contact.normal;
     const btScalar distance = c.contact.distance;
@@ -115,11 +117,14 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     p.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(m_body, terrain_object);
     p.m_partId1 = 0;
     p.m_index1 = c.triangle;
-    const int slot = m.getCacheEntry(p);
-    if (slot >= 0)
+    int slot = m.getCacheEntry(p);
+    if (slot >= 0) {
+      if ((fresh >> slot & 1u) != 0 && m.getContactPoint(slot).getDistance() <= distance) return;
       m.replaceContactPoint(p, slot);
-    else
-      m.addManifoldPoint(p);
+    } else {
+      slot = m.addManifoldPoint(p);
+    }
+    fresh |= 1u << slot;
   }
 
   BulletTerrainState& m_state;

@@ -30,7 +30,7 @@ struct ShapeInChunk {
   Special special = Special::kNone;
   btVector3 a, b;          ///< Capsule core.
   btVector3 core_half;     ///< Box core.
-  btScalar radius = 0;     ///< Sphere or capsule radius, box margin.
+  btScalar radius = 0;     ///< Sphere or capsule radius, box margin; other shapes' margin (their GJK rounding).
 };
 
 /// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.
