@@ -56,8 +56,15 @@ FixedPoint cellVertex(const VoxelGrid& grid, VoxelCoord c) {
         const VoxelCoord hi = offset(lo, unit(a));
         const Voxel vlo = grid.at(lo), vhi = grid.at(hi);
         if (isInside(vlo) == isInside(vhi)) continue;
-        // t = (e_in + e_out - 127) / 256 from the inside end towards the outside end.
-        const int t = weightOf(vlo) + weightOf(vhi) - 127;
+        // t from the inside end towards the outside end, in 1/256 voxel: (e_in + e_out - 127) when an end is
+        // saturated, else the linear interpolation of the weights to 127.5, rounded half up and clamped to 1..255.
+        const int e_in = isInside(vlo) ? weightOf(vlo) : weightOf(vhi);
+        const int e_out = isInside(vlo) ? weightOf(vhi) : weightOf(vlo);
+        int t = e_in + e_out - 127;
+        if (e_in < 255 && e_out > 0) {
+          const double exact = 256.0 * (e_in - 127.5) / (e_in - e_out);
+          t = std::clamp(int(std::floor(exact + 0.5)), 1, 255);
+        }
         std::array<int, 3> crossing{0, 0, 0};
         crossing[std::size_t(a)] = isInside(vlo) ? t : 256 - t;
         crossing[std::size_t(b)] = 256 * ob;

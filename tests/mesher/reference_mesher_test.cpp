@@ -101,10 +101,13 @@ TEST_CASE("ReferenceMesher") {
   }
 
   SUBCASE("water, air and solid below 128 are all outside but only solids weigh") {
-    // Inside at 128 next to a solid at 127: t = 128/256; next to water at 255: t = 1/256.
+    // Inside at 128 next to a solid at 127: both partly filled, the linear crossing (128 - 127.5) / (128 - 127) voxel
+    // = 128/256; next to a solid at 100: 0.5 / 28 voxel = 5/256 (the sum rule would say 101/256); next to water at
+    // 255 or air (weight 0): t = (128 + 0 - 127) / 256.
     const VoxelBox owned{{0, 0, 0}, {3, 3, 3}};
-    for (const auto& [outside, t] : {std::pair{Voxel{4, 127}, 128}, std::pair{Voxel{1, 255}, 1},
-                                     std::pair{Voxel{0, 0}, 1}, std::pair{Voxel{0, 200}, 1}}) {
+    for (const auto& [outside, t] : {std::pair{Voxel{4, 127}, 128}, std::pair{Voxel{4, 100}, 5},
+                                     std::pair{Voxel{1, 255}, 1}, std::pair{Voxel{0, 0}, 1},
+                                     std::pair{Voxel{0, 200}, 1}}) {
       VoxelGrid g = gridAround(owned, outside);
       set(g, {1, 1, 1}, Voxel{6, 128});
       const auto tris = vtp::test::referenceMesh(g, owned);
