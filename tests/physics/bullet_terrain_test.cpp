@@ -159,6 +159,51 @@ TEST_CASE("bullet terrain: a ball rolling across chunk seams on flat ground stay
   CHECK(worst_speed < 0.02 * v);
 }
 
+// Open (issue 6): fails at 0.057-0.10 m/s (start 24.5-36), skipped until it passes; run it with
+// `build/tests/vtp_physics_tests -tc='*15 degree*' --no-skip`. What is left is the occupancy's 8 bits: where the plane
+// passes a row of voxel centres the vertices stand up to 0.0055 voxel off it, so facets there tilt by up to ~0.01 rad,
+// and a ball at 7-8 m/s changes its vertical speed by v times that.
+TEST_CASE("bullet terrain: a ball rolls down a 15 degree slope across chunk seams at the expected speed" *
+          doctest::skip()) {
+  // Rock below the plane y = x tan(15 deg) over x in [-48, 48): each column full up to the plane's height at its
+  // centre, the voxel there partly filled (the mesher puts the surface at h + q / 255).
+  const double theta = 15.0 * M_PI / 180.0, slope = std::tan(theta);
+  auto world = vtp::test::makeWorld();
+  const VoxelBox box{{-48, -16, -4}, {48, 16, 4}};
+  WriteRegionEdit region{box, {}};
+  for (int z = box.min.z; z < box.max.z; ++z) {
+    for (int y = box.min.y; y < box.max.y; ++y) {
+      for (int x = box.min.x; x < box.max.x; ++x) {
+        const double fill = std::clamp((x + 0.5) * slope - y, 0.0, 1.0);
+        region.voxels.push_back(fill > 0 ? Voxel{2, std::uint8_t(std::lround(fill * 255))} : Voxel{});
+      }
+    }
+  }
+  REQUIRE(world->apply(region).ok());
+  Scene scene(*world);
+  // At rest on the surface at x = 25 (its normal is (-sin, cos)), rolling down towards -x across the seams at x = 24,
+  // 16 and 8: about 18 m, reaching 8 m/s.
+  const double r = 0.5, x0 = 25;
+  WorldRayHit ground;
+  REQUIRE(scene.physics->raycastClosest({{x0, 20, 0.5}, {0, -1, 0}, 40}, ground).ok());
+  const double y0 = ground.hit.point[1];
+  btRigidBody& ball = scene.add(new btSphereShape(btScalar(r)), 1.0,
+                                btVector3(btScalar(x0 - r * std::sin(theta)), btScalar(y0 + r * std::cos(theta)), 0.5f),
+                                false);
+  // Rolling without slipping: a = 5/7 g sin(theta) along the slope.
+  const double a = 5.0 / 7.0 * 9.81 * std::sin(theta);
+  double worst = 0;
+  int steps = 0;
+  while (ball.getCenterOfMassPosition().x() > 7.5f && steps < 600) {
+    scene.run(1.0 / 60);
+    const double want = -a * (++steps / 60.0) * std::sin(theta);
+    worst = std::max(worst, std::abs(double(ball.getLinearVelocity().y()) - want));
+  }
+  MESSAGE("largest deviation from the expected vertical speed " << worst << " m/s in " << steps << " steps");
+  CHECK(ball.getCenterOfMassPosition().x() <= 7.5f);
+  CHECK(worst <= 0.05);
+}
+
 TEST_CASE("bullet terrain: a body over a freshly dug crater falls into it") {
   auto world = flatWorld();
   Scene scene(*world);
