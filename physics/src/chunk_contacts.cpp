@@ -2,6 +2,7 @@
 
 #include <BulletCollision/CollisionShapes/btBoxShape.h>
 #include <BulletCollision/CollisionShapes/btCapsuleShape.h>
+#include <BulletCollision/CollisionShapes/btCylinderShape.h>
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 
 #include <algorithm>
@@ -50,6 +51,14 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
     s.radius = box.getMargin();
   } else {
     s.radius = shape.getMargin();  // GJK/EPA's contacts lie on the margin-rounded surface
+    if (type == CYLINDER_SHAPE_PROXYTYPE) {
+      const auto& cylinder = static_cast<const btCylinderShape&>(shape);
+      btVector3 axis(0, 0, 0);
+      axis[cylinder.getUpAxis()] = cylinder.getHalfExtentsWithMargin()[cylinder.getUpAxis()];
+      s.a = s.pose * -axis;
+      s.b = s.pose * axis;
+      s.side_radius = cylinder.getRadius();
+    }
   }
   return s;
 }
@@ -66,7 +75,7 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
   return collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
 }
 
-void correctInternalEdge(const btVector3 t[3], unsigned flags, btScalar rounding, TriangleContact& c) {
+void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChunk& shape, TriangleContact& c) {
   btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
   const btScalar len = n.length();
   if (len < btScalar(1e-12)) return;
@@ -91,9 +100,18 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, btScalar rounding
   // body's point (on the rounded surface, off towards the edge), the contact moves to the shape's point facing the
   // face from the same core point. A rolling ball's point off to the side moves towards the terrain as the ball turns
   // (a ghost bump every triangle); its lowest point along the face normal does not.
-  const btVector3 core = c.point + c.normal * (c.distance + rounding);
+  const btVector3 on_body = c.point + c.normal * c.distance;
+  btVector3 facing = on_body + (c.normal - n) * shape.radius;  // the rounded core's point facing the face
+  if (shape.side_radius > 0) {
+    // A cylinder rolls about its axis: the point facing the face lies on the rim of the disk through the axis point
+    // nearest the contact (when the face is not square to the axis: then the point stays).
+    const btVector3 axis = shape.b - shape.a;
+    const btScalar s = std::clamp((on_body - shape.a).dot(axis) / axis.length2(), btScalar(0), btScalar(1));
+    const btVector3 away = n.dot(axis) * axis / axis.length2() - n;  // -n without its part along the axis
+    if (away.length2() > btScalar(1e-6)) facing = shape.a + axis * s + away.normalized() * shape.side_radius;
+  }
   c.normal = n;
-  c.point = core - n * (c.distance + rounding);
+  c.point = facing - n * c.distance;
 }
 
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
@@ -111,7 +129,7 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     c.triangle = scratch.ids[std::size_t(i)];
     const ColliderTriangle stored = collider.triangle(c.triangle);
     c.material = stored.material;
-    if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, shape.radius, c.contact);
+    if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, shape, c.contact);
     scratch.contacts.push_back(c);
     if (shape.special == Special::kBox) {
       // A box on the face: its corners, so it stands on four points from the first step.

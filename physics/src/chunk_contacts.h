@@ -57,9 +57,10 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
 /// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or
 /// on a corner between such edges, takes the face normal: a body sliding or rolling across the terrain's internal
 /// edges meets no ghost bumps. The distance is kept; the point moves to where the shape's core point behind the
-/// contact, rounded by `rounding` (ShapeInChunk::radius), faces the face. Contacts inside the face or on a sharp
-/// convex edge are left as they are.
-void correctInternalEdge(const btVector3 t[3], unsigned flags, btScalar rounding, TriangleContact& c);
+/// contact, rounded by ShapeInChunk::radius, faces the face (a cylinder's: the rim of its disk through the contact), so
+/// a rolling body's contact sits under its axis, where the body does not move towards the face. Contacts inside the
+/// face or on a sharp convex edge are left as they are.
+void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChunk& shape, TriangleContact& c);
 
 /// Every triangle contact closer than `threshold` between `shape` and the triangles of `collider` overlapping the
 /// world box [min, max] (the shape's bounds grown by the threshold), into scratch.contacts (cleared first), with

@@ -28,9 +28,10 @@ struct ShapeInChunk {
   const btConvexShape* shape = nullptr;
   btTransform pose;  ///< The shape's local frame in the chunk's frame.
   Special special = Special::kNone;
-  btVector3 a, b;          ///< Capsule core.
+  btVector3 a, b;          ///< Capsule core; a cylinder's axis, end to end.
   btVector3 core_half;     ///< Box core.
   btScalar radius = 0;     ///< Sphere or capsule radius, box margin; other shapes' margin (their GJK rounding).
+  btScalar side_radius = 0;  ///< A cylinder's (GJK's shape) radius, margin included; 0 for other shapes.
 };
 
 /// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.
