@@ -57,7 +57,8 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
       axis[cylinder.getUpAxis()] = cylinder.getHalfExtentsWithMargin()[cylinder.getUpAxis()];
       s.a = s.pose * -axis;
       s.b = s.pose * axis;
-      s.side_radius = cylinder.getRadius();
+      // A cylinder of zero height (Bullet allows it) has no axis to roll about: the generic rule serves it.
+      if (axis.length2() > 0) s.side_radius = cylinder.getRadius();
     }
   }
   return s;
@@ -105,9 +106,9 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChun
   if (shape.side_radius > 0) {
     // A cylinder rolls about its axis: the point facing the face lies on the rim of the disk through the axis point
     // nearest the contact (when the face is not square to the axis: then the point stays).
-    const btVector3 axis = shape.b - shape.a;
+    const btVector3 axis = shape.b - shape.a;  // not zero: placeInChunk sets side_radius only then
     const btScalar s = std::clamp((on_body - shape.a).dot(axis) / axis.length2(), btScalar(0), btScalar(1));
-    const btVector3 away = n.dot(axis) * axis / axis.length2() - n;  // -n without its part along the axis
+    const btVector3 away = n.dot(axis) / axis.length2() * axis - n;  // -n without its part along the axis
     if (away.length2() > btScalar(1e-6)) facing = shape.a + axis * s + away.normalized() * shape.side_radius;
   }
   c.normal = n;

@@ -291,5 +291,3 @@ TEST_CASE("bullet terrain: queries with broken input find nothing and break noth
   scene.run(0.5);
   CHECK(std::abs(good.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
 }
-
-
