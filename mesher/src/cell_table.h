@@ -6,8 +6,8 @@
 // A crossing on an active edge along axis a, in 1/256 voxel from the lowest corner, is (e_lo + e_hi - 127) when the
 // lower corner is inside and 256 - (e_lo + e_hi - 127) = 383 - (e_lo + e_hi) when the upper one is; its other two
 // coordinates are the edge's (0 or 256). So each axis sum is `constant` plus or minus the edges' weight pairs.
-// An edge whose ends are both partly filled crosses where linearCrossing() says instead; the kernel corrects the few
-// cells that have one (linearCorrection).
+// An edge whose ends are both partly filled crosses by the linear rule instead (surface_mesher.h); the kernel adds the
+// difference to the sums of the cells that may have one (linearCorrection in surface_mesher.cpp).
 
 #include <array>
 #include <cstdint>
@@ -62,14 +62,5 @@ constexpr std::array<CellPattern, 256> makeCellPatterns() {
 }
 
 inline constexpr std::array<CellPattern, 256> kCellPatterns = makeCellPatterns();
-
-// The crossing on an active edge whose inside end weighs e_in in 128..254 and whose outside end is a solid weighing
-// e_out in 1..127 (both partly filled): t = (e_in - 127.5) / (e_in - e_out) voxel from the inside end, in 1/256 voxel
-// rounded half up, clamped to 1..255 (the header's crossing rule).
-constexpr int linearCrossing(int e_in, int e_out) {
-  const int d = e_in - e_out;
-  const int t = (256 * (2 * e_in - 255) + d) / (2 * d);
-  return t < 1 ? 1 : t > 255 ? 255 : t;
-}
 
 }  // namespace vtp::mesher

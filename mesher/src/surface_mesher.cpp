@@ -10,7 +10,7 @@
 //      rows give the cells whose vertices the quads need, packed into one bit per box voxel;
 //   4. vertices: the needed cells go to a list (bit_list.h), then each averages the crossings of its active edges,
 //      in SIMD from a per-pattern table (cell_table.h), two cells per step; cells with an edge between two partly
-//      filled voxels get its linear crossing in a scalar correction;
+//      filled voxels get its linear crossing as a correction to those sums;
 //   5. quads: per axis the active edges go to a list, then each joins its 4 cells' vertices, split along the shorter
 //      diagonal (quad_split.h), two quads per step.
 // Everything is specialised on the apron at compile time, so every stride is a constant. Which end of an edge is
@@ -139,12 +139,13 @@ bool computeWeights(const terrain::Voxel* box, std::uint8_t* weight, std::uint8_
   return some_inside && some_outside;
 }
 
-// Step 4, per cell: what the linear crossings (cell_table.h, linearCrossing) of the edges whose ends are both partly
+// Step 4, per cell: what the linear crossings (the header's crossing rule) of the edges whose ends are both partly
 // filled add to the sums of cellSums, in its lane layout. `pairs` holds each edge's two corner weights as one 16-bit
 // lane (lower corner in the low byte; edges 0..7 in lanes 0..7, 8..11 in lanes 8..11, lanes 12..15 zero). Every lane
 // is computed and the others masked off. The quotient q = 128 (2 e_in - 255) / d, d = e_in - e_out <= 253, is
 // never within 1/506 of a half-integer (that would need 256 | d); a reciprocal estimate with one Newton step is within
-// 1e-6 relative, so rounding it gives linearCrossing's integer on any x86-64-v3 CPU, whatever its rcpps bits.
+// 1e-6 relative, so rounding it gives the rule's integer on any x86-64-v3 CPU, whatever its rcpps bits. The rounding
+// is explicit (not MXCSR's mode, which a host thread may have changed), so seams stay bit-identical across threads.
 inline __m256i linearCorrection(__m256i pairs) {
   const __m256i lo = _mm256_and_si256(pairs, _mm256_set1_epi16(0xFF)), hi = _mm256_srli_epi16(pairs, 8);
   const __m256i e_in = _mm256_max_epi16(lo, hi), e_out = _mm256_min_epi16(lo, hi);
@@ -163,7 +164,8 @@ inline __m256i linearCorrection(__m256i pairs) {
     const __m256 df = _mm256_cvtepi32_ps(d);
     const __m256 estimate = _mm256_rcp_ps(df);
     const __m256 inverse = _mm256_mul_ps(estimate, _mm256_fnmadd_ps(df, estimate, _mm256_set1_ps(2.0f)));
-    return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(n), inverse));
+    const __m256 q = _mm256_mul_ps(_mm256_cvtepi32_ps(n), inverse);
+    return _mm256_cvttps_epi32(_mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   };
   const __m256i t = _mm256_packs_epi32(
       quotient(_mm256_unpacklo_epi16(numerator, zero), _mm256_unpacklo_epi16(divisor, zero)),

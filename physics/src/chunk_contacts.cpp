@@ -57,8 +57,7 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
       axis[cylinder.getUpAxis()] = cylinder.getHalfExtentsWithMargin()[cylinder.getUpAxis()];
       s.a = s.pose * -axis;
       s.b = s.pose * axis;
-      // A cylinder of zero height (Bullet allows it) has no axis to roll about: the generic rule serves it.
-      if (axis.length2() > 0) s.side_radius = cylinder.getRadius();
+      s.side_radius = cylinder.getRadius();
     }
   }
   return s;
@@ -105,11 +104,15 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChun
   btVector3 facing = on_body + (c.normal - n) * shape.radius;  // the rounded core's point facing the face
   if (shape.side_radius > 0) {
     // A cylinder rolls about its axis: the point facing the face lies on the rim of the disk through the axis point
-    // nearest the contact (when the face is not square to the axis: then the point stays).
-    const btVector3 axis = shape.b - shape.a;  // not zero: placeInChunk sets side_radius only then
-    const btScalar s = std::clamp((on_body - shape.a).dot(axis) / axis.length2(), btScalar(0), btScalar(1));
-    const btVector3 away = n.dot(axis) / axis.length2() * axis - n;  // -n without its part along the axis
-    if (away.length2() > btScalar(1e-6)) facing = shape.a + axis * s + away.normalized() * shape.side_radius;
+    // nearest the contact (unless the face normal runs along the axis: a cylinder standing on its end keeps the
+    // generic point).
+    const btVector3 axis = shape.b - shape.a;
+    const btScalar length2 = axis.length2();
+    if (length2 > btScalar(1e-12)) {
+      const btScalar s = std::clamp((on_body - shape.a).dot(axis) / length2, btScalar(0), btScalar(1));
+      const btVector3 away = n.dot(axis) / length2 * axis - n;  // -n without its part along the axis
+      if (away.length2() > btScalar(1e-6)) facing = shape.a + axis * s + away.normalized() * shape.side_radius;
+    }
   }
   c.normal = n;
   c.point = facing - n * c.distance;
@@ -150,8 +153,27 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
 int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out) {
   const std::size_t n = contacts.size();
   if (n <= std::size_t(kManifoldPoints)) {
-    std::copy(contacts.begin(), contacts.end(), out.begin());
-    return int(n);
+    // All of them, but one per body point and normal: an internal edge's corrected contact can stand where the
+    // face's own does (under a ball's centre); the deeper is kept. (Past four points the spread picks below never
+    // take a point twice.)
+    auto onBody = [](const TriangleContact& c) { return c.point + c.normal * c.distance; };
+    int kept = 0;
+    for (const ChunkContact& c : contacts) {
+      int same = -1;
+      for (int k = 0; k < kept && same < 0; ++k) {
+        const TriangleContact& o = out[std::size_t(k)].contact;
+        if ((onBody(o) - onBody(c.contact)).length2() < btScalar(1e-10) &&
+            o.normal.dot(c.contact.normal) > btScalar(1 - 1e-6)) {
+          same = k;
+        }
+      }
+      if (same < 0) {
+        out[std::size_t(kept++)] = c;
+      } else if (c.contact.distance < out[std::size_t(same)].contact.distance) {
+        out[std::size_t(same)] = c;
+      }
+    }
+    return kept;
   }
   auto at = [&](std::size_t i) -> const btVector3& { return contacts[i].contact.point; };
   // Picks the index maximising score(i) among those not yet chosen.

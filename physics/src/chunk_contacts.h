@@ -71,7 +71,8 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
 
 /// At most kManifoldPoints of `contacts` spanning the largest area: the deepest (of those as deep, within 2e-5, the
 /// farthest from their centre), the farthest from it, the one making the largest triangle with those, and the one
-/// making the largest quadrilateral. Returns how many.
+/// making the largest quadrilateral. Up to four are all kept, once per body point and normal (the deepest of those
+/// sharing one). Returns how many.
 int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out);
 
 }  // namespace vtp::physics

@@ -242,29 +242,29 @@ TEST_CASE("SurfaceMesher matches the reference") {
   }
 
   SUBCASE("every pair of partly filled weights across an edge crosses where the reference says (the linear rule)") {
-    // One partly filled inside voxel with a partly filled solid beside it along x, y or z: the mesher's quotient in
-    // single precision (a reciprocal estimate and a Newton step) against the reference's double, for all 127 x 127.
+    // One partly filled inside voxel with a partly filled solid beside it, along x, y or z, before or after it (so
+    // either end of the edge is the inside one): the mesher's quotient in single precision (a reciprocal estimate and
+    // a Newton step) against the reference's double, for all 127 x 127 pairs.
     const ChunkCoord c{-1, 0, 1};
     const VoxelCoord o = chunkOrigin(c);
-    int compared = 0;
     for (int in = 128; in <= 254; ++in) {
       for (int outside = 1; outside <= 127; ++outside) {
-        const int axis = (in + outside) % 3;
+        const int axis = (in + outside) % 3, side = (in / 3 + outside) % 2 != 0 ? 1 : -1;
         const auto g = gridOf(c, [&](VoxelCoord v) {
           const int x = v.x - o.x, y = v.y - o.y, z = v.z - o.z;
           if (x == 3 && y == 4 && z == 5) return Voxel{2, std::uint8_t(in)};
-          if (x == 3 + (axis == 0) && y == 4 + (axis == 1) && z == 5 + (axis == 2)) {
+          if (x == 3 + side * (axis == 0) && y == 4 + side * (axis == 1) && z == 5 + side * (axis == 2)) {
             return Voxel{6, std::uint8_t(outside)};
           }
           return kAir;
         });
         const auto fast = vtp::test::fastMeshChunk(mesher, out, g, c, vtp::mesher::kApron).owned;
+        REQUIRE(fast.size() == 12);  // the inside voxel's six faces
         if (!sameTriangles(fast, vtp::test::referenceMesh(g, chunkBox(c)))) FAIL_CHECK("in " << in << " out " << outside);
-        ++compared;
       }
     }
-    CHECK(compared == 127 * 127);
   }
+
 
   SUBCASE("extreme weights match the reference: inside 128 against 127, air and water; 255 against 127") {
     std::mt19937_64 rng(41);
