@@ -182,8 +182,8 @@ inline __m256i linearCorrection(__m256i pairs) {
 // edge's two corners, pmaddubsw with the pattern's signs gives the signed weight pairs and pmaddwd adds them in twos:
 // 32-bit lanes (x, x, y, y | z, z, 0, 0), whose sums per axis are the signed weight sums of the vertex mean. Cells
 // with a partly filled corner on each side (128..254 and 1..127) add the linear crossings' corrections: 45% of the
-// surface cells of the default world, and skipping the rest is worth the mispredicted branches (meshing costs 1.46x
-// the sum rule's time per triangle, against 1.66x when every cell pays for the correction).
+// surface cells of the default world. Skipping the rest keeps meshing that world at 64.7 M instructions against
+// 75.0 M when every cell pays for the correction (46.9 M with the sum rule alone; data/bench/README.md).
 template <int kSide>
 inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern) {
   auto pair = [](const std::uint8_t* p) {

@@ -32,18 +32,22 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
   s.pose.setBasis(basis);
   s.pose.setOrigin(btVector3(btScalar(position[0] - origin[0]), btScalar(position[1] - origin[1]),
                              btScalar(position[2] - origin[2])));
+  // A capsule's core or a cylinder's axis: the segment through the origin along local axis `up`, `half` each way.
+  auto setAxis = [&s](int up, btScalar half) {
+    btVector3 axis(0, 0, 0);
+    axis[up] = half;
+    s.a = s.pose * -axis;
+    s.b = s.pose * axis;
+  };
   const int type = shape.getShapeType();
   if (type == SPHERE_SHAPE_PROXYTYPE) {
     s.special = Special::kSphere;
     s.radius = static_cast<const btSphereShape&>(shape).getRadius();
   } else if (type == CAPSULE_SHAPE_PROXYTYPE) {
     const auto& capsule = static_cast<const btCapsuleShape&>(shape);
-    btVector3 axis(0, 0, 0);
-    axis[capsule.getUpAxis()] = capsule.getHalfHeight();
     s.special = Special::kCapsule;
     s.radius = capsule.getRadius();
-    s.a = s.pose * -axis;
-    s.b = s.pose * axis;
+    setAxis(capsule.getUpAxis(), capsule.getHalfHeight());
   } else if (type == BOX_SHAPE_PROXYTYPE) {
     const auto& box = static_cast<const btBoxShape&>(shape);
     s.special = Special::kBox;
@@ -53,10 +57,7 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
     s.radius = shape.getMargin();  // GJK/EPA's contacts lie on the margin-rounded surface
     if (type == CYLINDER_SHAPE_PROXYTYPE) {
       const auto& cylinder = static_cast<const btCylinderShape&>(shape);
-      btVector3 axis(0, 0, 0);
-      axis[cylinder.getUpAxis()] = cylinder.getHalfExtentsWithMargin()[cylinder.getUpAxis()];
-      s.a = s.pose * -axis;
-      s.b = s.pose * axis;
+      setAxis(cylinder.getUpAxis(), cylinder.getHalfExtentsWithMargin()[cylinder.getUpAxis()]);
       s.side_radius = cylinder.getRadius();
     }
   }

@@ -48,8 +48,9 @@ class TerrainPhysics {
 
   /// The contacts of `shape` at `pose` with the terrain, one manifold per chunk with contacts, into `out` (cleared
   /// first), in the order of the mask index's query. Adds to `stats` when given. Costs one allocation per call (the
-  /// shape's Bullet form); a Bullet world should use the adapter (bullet_terrain.h), which has its shapes already. Errors: an invalid shape, pose or
-  /// options (kInvalidArgument), a shape reaching 2^16 voxels from the origin (kOutOfRange); `out` is empty then.
+  /// shape's Bullet form); a Bullet world should use the adapter (bullet_terrain.h), which has its shapes already.
+  /// Errors: an invalid shape, pose or options (kInvalidArgument), a shape reaching 2^16 voxels from the origin
+  /// (kOutOfRange); `out` is empty then.
   Status contacts(const ConvexShape& shape, const Pose& pose, std::vector<ChunkManifold>& out,
                   const ContactOptions& options = {}, ContactStats* stats = nullptr);
 
