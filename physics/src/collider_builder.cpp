@@ -75,7 +75,8 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   const std::size_t bytes = std::size_t(groups) * 6 * kLeafGroup * sizeof(std::int16_t) +
                             std::size_t(leaves + 1) * sizeof(std::uint16_t) +
                             std::size_t(vertices) * 3 * sizeof(std::int16_t) +
-                            std::size_t(triangles) * (3 * sizeof(std::uint16_t) + 1);
+                            (std::size_t(3 * triangles) + kCornerPadding) * sizeof(std::uint16_t) +
+                            std::size_t(triangles);
   std::unique_ptr<Collider> c(new Collider());
   c->m_data.reset(new std::byte[bytes]);
   c->m_allocation_bytes = std::uint32_t(bytes);
@@ -119,6 +120,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   }
   std::uint16_t* corners[3] = {const_cast<std::uint16_t*>(c->corner(0)), const_cast<std::uint16_t*>(c->corner(1)),
                                const_cast<std::uint16_t*>(c->corner(2))};
+  std::fill_n(corners[2] + triangles, kCornerPadding, std::uint16_t(0));
   auto* materials = const_cast<std::uint8_t*>(c->materials());
   m_edge_flags.resize(std::size_t(triangles));
   computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);

@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 
@@ -11,6 +12,57 @@
 #include "vtp/physics/collider.h"
 
 namespace vtp::physics {
+
+namespace {
+
+// For each 8-bit mask, a byte shuffle that moves the 16-bit lanes named by its set bits to the front, in order.
+constexpr auto kCompress = [] {
+  std::array<std::array<std::uint8_t, 16>, 256> table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    int out = 0;
+    for (int lane = 0; lane < 8; ++lane) {
+      if ((mask >> lane & 1u) == 0) continue;
+      table[mask][std::size_t(2 * out)] = std::uint8_t(2 * lane);
+      table[mask][std::size_t(2 * out + 1)] = std::uint8_t(2 * lane + 1);
+      ++out;
+    }
+    for (; out < 8; ++out) table[mask][std::size_t(2 * out)] = table[mask][std::size_t(2 * out + 1)] = 0x80;
+  }
+  return table;
+}();
+
+// Appends ids first + lane for the set bits of `lanes` (8 bits) at ids[found...], as far as `ids` has room; returns
+// the new count. With room for 8 more, one shuffle and one store.
+int appendIds(std::span<std::uint16_t> ids, int found, int first, unsigned lanes) {
+  if (std::size_t(found) + 8 <= ids.size()) {
+    const __m128i all = _mm_add_epi16(_mm_set1_epi16(std::int16_t(first)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m128i pick = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kCompress[lanes].data()));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(ids.data() + found), _mm_shuffle_epi8(all, pick));
+    return found + std::popcount(lanes);
+  }
+  for (; lanes != 0; lanes &= lanes - 1, ++found) {
+    if (std::size_t(found) < ids.size()) ids[std::size_t(found)] = std::uint16_t(first + std::countr_zero(lanes));
+  }
+  return found;
+}
+
+// Writes the three corners of each triangle in `lanes`, scaled to world units, at vertices[3 (found + i)...] for the
+// i-th set lane, for the ids that fit in `id_room`.
+void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_room, int found, const Corner (&c)[3],
+                    float scale, unsigned lanes) {
+  alignas(32) float xyz[3][3][8];  // corner, axis, lane
+  const __m256 s = _mm256_set1_ps(scale);
+  for (int k = 0; k < 3; ++k) {
+    for (int a = 0; a < 3; ++a) _mm256_store_ps(xyz[k][a], _mm256_mul_ps(_mm256_cvtepi32_ps(c[k].axis[a]), s));
+  }
+  for (; lanes != 0; lanes &= lanes - 1, ++found) {
+    const int lane = std::countr_zero(lanes);
+    if (std::size_t(found) >= id_room || std::size_t(3 * found + 2) >= vertices.size()) return;
+    for (int k = 0; k < 3; ++k) vertices[std::size_t(3 * found + k)] = {xyz[k][0][lane], xyz[k][1][lane], xyz[k][2][lane]};
+  }
+}
+
+}  // namespace
 
 int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices,
                      double voxel_size) const noexcept {
@@ -60,42 +112,24 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
       const int lane_bit = std::countr_zero(overlap);
       const int leaf = kLeafGroup * g + lane_bit / 2;
       const int last = leafStart()[leaf + 1];
-      if (inside & (1u << lane_bit)) {
-        for (int t = leafStart()[leaf]; t < last; ++t, ++found) {
-          if (found < int(ids.size())) ids[std::size_t(found)] = std::uint16_t(t);
+      for (int t = leafStart()[leaf]; t < last; t += kTriangleBlock) {
+        const unsigned block = (1u << std::min(kTriangleBlock, last - t)) - 1;
+        if (inside & (1u << lane_bit)) {
+          found = appendIds(ids, found, t, block);
+          continue;
         }
-        continue;
-      }
-      for (int t = leafStart()[leaf]; t < last; t += 8) {
-        const int count = std::min(8, last - t);
-        const Corner c[3] = {loadCorner(pos, corners[0], t, count), loadCorner(pos, corners[1], t, count),
-                             loadCorner(pos, corners[2], t, count)};
+        const Corner c[3] = {loadCorner(pos, corners[0], t), loadCorner(pos, corners[1], t),
+                             loadCorner(pos, corners[2], t)};
         __m256i out = _mm256_setzero_si256();
         for (int a = 0; a < 3; ++a) {
           const __m256i mn = _mm256_min_epi32(c[0].axis[a], _mm256_min_epi32(c[1].axis[a], c[2].axis[a]));
           const __m256i mx = _mm256_max_epi32(c[0].axis[a], _mm256_max_epi32(c[1].axis[a], c[2].axis[a]));
           out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi32(mn, hi32[a]), _mm256_cmpgt_epi32(lo32[a], mx)));
         }
-        unsigned hits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(out))) & ((1u << count) - 1);
+        const unsigned hits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(out))) & block;
         if (hits == 0) continue;
-        alignas(32) std::int32_t xyz[3][3][8];  // corner, axis, lane (only when vertices are wanted)
-        if (want_vertices) {
-          for (int k = 0; k < 3; ++k)
-            for (int a = 0; a < 3; ++a) _mm256_store_si256(reinterpret_cast<__m256i*>(xyz[k][a]), c[k].axis[a]);
-        }
-        for (; hits != 0; hits &= hits - 1) {
-          const int lane = std::countr_zero(hits);
-          if (found < int(ids.size())) {
-            ids[std::size_t(found)] = std::uint16_t(t + lane);
-            if (want_vertices && std::size_t(3 * found + 2) < vertices.size()) {
-              for (int k = 0; k < 3; ++k) {
-                vertices[std::size_t(3 * found + k)] = {float(xyz[k][0][lane]) * scale, float(xyz[k][1][lane]) * scale,
-                                                        float(xyz[k][2][lane]) * scale};
-              }
-            }
-          }
-          ++found;
-        }
+        if (want_vertices) appendVertices(vertices, ids.size(), found, c, scale, hits);
+        found = appendIds(ids, found, t, hits);
       }
     }
   }

@@ -85,9 +85,9 @@ inline __m256 edgeExact(const Sheared& a, const Sheared& b) {
 template <int kZ>
 unsigned testBlock(const std::int16_t* positions, const std::uint16_t* const* corners, int first, int count,
                    const RayLanes<kZ>& r, float limit, float* t_out) {
-  const Sheared a = shear(loadCorner(positions, corners[0], first, count), r);
-  const Sheared b = shear(loadCorner(positions, corners[1], first, count), r);
-  const Sheared c = shear(loadCorner(positions, corners[2], first, count), r);
+  const Sheared a = shear(loadCorner(positions, corners[0], first), r);
+  const Sheared b = shear(loadCorner(positions, corners[1], first), r);
+  const Sheared c = shear(loadCorner(positions, corners[2], first), r);
   __m256 u = edge(c, b), v = edge(a, c), w = edge(b, a);
   const __m256 zero = _mm256_setzero_ps();
   const __m256 u0 = _mm256_cmp_ps(u, zero, _CMP_EQ_OQ), v0 = _mm256_cmp_ps(v, zero, _CMP_EQ_OQ),

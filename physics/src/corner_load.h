@@ -3,7 +3,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -14,15 +13,14 @@ struct Corner {
   __m256i axis[3];
 };
 
-// Corner `corner` of triangles first .. first + 7 (lanes at or past `count` repeat the last one): eight 8-byte vertex
-// loads (x, y, z and two bytes of the next vertex), spread into int32 x, y, z by two shuffles. No gathers: eight
-// scalar loads and inserts are cheaper on this machine kind.
-inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first,
-                                         int count) {
+// Corner `corner` of triangles first .. first + 7: eight 8-byte vertex loads (x, y, z and two bytes of the next
+// vertex), spread into int32 x, y, z by two shuffles. Lanes past the collider's last triangle read its corner padding
+// (vertex 0); callers mask the lanes past their range. No gathers: eight scalar loads and inserts are cheaper on
+// this machine kind.
+inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first) {
   long long v[8];
   for (int lane = 0; lane < 8; ++lane) {
-    const int t = first + std::min(lane, count - 1);
-    std::memcpy(&v[lane], positions + (corner[t] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
+    std::memcpy(&v[lane], positions + (corner[first + lane] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
   }
   // Per 128-bit half, shuffle_ps takes 32-bit words 0 and 2 (x | y << 16) or 1 and 3 (z | next << 16) of each
   // source: vertices (0, 1) and (4, 5) in `lo`, (2, 3) and (6, 7) in `hi` come out in order 0..7.

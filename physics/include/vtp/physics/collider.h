@@ -39,6 +39,10 @@ inline constexpr int kGridScale = mesher::kPositionScale;
 inline constexpr int kLeafTriangles = 8;
 /// Leaf boxes per SIMD group.
 inline constexpr int kLeafGroup = 8;
+/// Triangles per SIMD block of the query kernels, and the zero corner entries after the corner arrays that let a
+/// block start at any triangle.
+inline constexpr int kTriangleBlock = 8;
+inline constexpr int kCornerPadding = kTriangleBlock - 1;
 
 /// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
 struct Ray {
@@ -141,8 +145,9 @@ class Collider {
   int allHits(const ChunkRay& ray, std::span<RayHit> out) const noexcept;
   /// Ids of the triangles whose integer bounds overlap `box`, in increasing order, into `ids`; with `vertices`
   /// (3 per id, [Unit: world units relative to the chunk origin]) also their positions. Returns how many overlap
-  /// (only the first ids.size() are written; `vertices` needs 3 entries per written id). An empty box (min > max on
-  /// an axis) gathers nothing; a box past the int16 grid is clamped to it, which changes no answer.
+  /// (only the first ids.size() are written, and entries past the returned count may be overwritten; `vertices` needs
+  /// 3 entries per written id). An empty box (min > max on an axis) gathers nothing; a box past the int16 grid is
+  /// clamped to it, which changes no answer.
   int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
              double voxel_size = 1.0) const noexcept;
 
@@ -167,7 +172,11 @@ class Collider {
   const std::uint16_t* corner(int k) const noexcept {
     return reinterpret_cast<const std::uint16_t*>(positions() + 3 * m_vertices) + k * m_triangles;
   }
-  const std::uint8_t* materials() const noexcept { return reinterpret_cast<const std::uint8_t*>(corner(3)); }
+  // kCornerPadding zero entries follow the last corner array, so the SIMD kernels read 8 triangles' corners at any
+  // start without clamping (lanes past a leaf's end read the next triangles' corners or vertex 0, and are masked).
+  const std::uint8_t* materials() const noexcept {
+    return reinterpret_cast<const std::uint8_t*>(corner(3) + kCornerPadding);
+  }
   int groupCount() const noexcept { return (m_leaves + kLeafGroup - 1) / kLeafGroup; }
 
   std::unique_ptr<std::byte[]> m_data;
