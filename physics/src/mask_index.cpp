@@ -133,6 +133,58 @@ void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r
     }
 }
 
+// Every stored chunk and its 26 neighbours, sorted and without repeats: a chunk whose box holds anything lies within
+// one chunk of a stored one. When the stored chunks' bounds (grown by one) hold at most kCandidateBits chunks, as a
+// loaded world's compact extent does, one bit per chunk of those bounds marks them and a scan lists them in order;
+// else 27 coordinates per stored chunk are sorted.
+constexpr std::int64_t kCandidateBits = std::int64_t(1) << 24;  // 2 MiB
+std::vector<ChunkCoord> candidateChunks(const terrain::World& world) {
+  std::vector<ChunkCoord> stored;
+  {
+    auto guard = world.read();
+    world.forEachChunk(guard, [&](ChunkCoord c, const terrain::Chunk&) { stored.push_back(c); });
+  }
+  std::vector<ChunkCoord> out;
+  if (stored.empty()) return out;
+  ChunkCoord lo = stored.front(), hi = stored.front();
+  for (const ChunkCoord c : stored) {
+    lo = {std::min(lo.x, c.x), std::min(lo.y, c.y), std::min(lo.z, c.z)};
+    hi = {std::max(hi.x, c.x), std::max(hi.y, c.y), std::max(hi.z, c.z)};
+  }
+  // Sides of the grown bounds; each below 2^23 (chunk coordinates stay within 2^21 of the origin).
+  const std::int64_t nx = std::int64_t(hi.x) - lo.x + 3, ny = std::int64_t(hi.y) - lo.y + 3,
+                     nz = std::int64_t(hi.z) - lo.z + 3;
+  if (nx * ny > kCandidateBits || nx * ny * nz > kCandidateBits) {
+    for (const ChunkCoord c : stored) {
+      for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) out.push_back({c.x + dx, c.y + dy, c.z + dz});
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  // Bit (x - lo.x + 1) + nx ((y - lo.y + 1) + ny (z - lo.z + 1)): increasing bits are ChunkCoord's order (z, y, x).
+  std::vector<std::uint64_t> bits(std::size_t((nx * ny * nz + 63) / 64), 0);
+  for (const ChunkCoord c : stored) {
+    const std::int64_t at = (c.x - lo.x) + nx * ((c.y - lo.y) + ny * (c.z - lo.z));  // the (-1, -1, -1) neighbour
+    for (std::int64_t dz = 0; dz < 3; ++dz)
+      for (std::int64_t dy = 0; dy < 3; ++dy)
+        for (std::int64_t dx = 0; dx < 3; ++dx) {
+          const auto i = std::size_t(at + dx + nx * (dy + ny * dz));
+          bits[i >> 6] |= std::uint64_t(1) << (i & 63);
+        }
+  }
+  for (std::size_t w = 0; w < bits.size(); ++w) {
+    for (std::uint64_t word = bits[w]; word != 0; word &= word - 1) {
+      const auto i = std::int64_t(64 * w) + std::countr_zero(word);
+      out.push_back({std::int32_t(lo.x - 1 + i % nx), std::int32_t(lo.y - 1 + i / nx % ny),
+                     std::int32_t(lo.z - 1 + i / (nx * ny))});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // Concurrency. Edits (the world's listener, one at a time) and the slow query paths use `mutex`: exclusive for
@@ -216,18 +268,7 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
   // listeners holding its registry lock, so holding ours while subscribing would invert the lock order.)
   m_subscription = world.subscribe([this](std::span<const terrain::ChangeEvent> events) { rebuild(events); });
   std::unique_lock lock(m_state->mutex);
-  // Candidates: every stored chunk and its 26 neighbours (a box holding anything is within one chunk of a stored one).
-  std::vector<ChunkCoord> candidates;
-  {
-    auto guard = world.read();
-    world.forEachChunk(guard, [&](ChunkCoord c, const terrain::Chunk&) {
-      for (int dz = -1; dz <= 1; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-          for (int dx = -1; dx <= 1; ++dx) candidates.push_back({c.x + dx, c.y + dy, c.z + dz});
-    });
-  }
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  const std::vector<ChunkCoord> candidates = candidateChunks(world);
   std::vector<Voxel> box(kMaskBoxVolume);
   m_state->beginWrite();
   for (ChunkCoord c : candidates) {

@@ -893,10 +893,10 @@ TEST_CASE("MaskIndex query") {
   }
 
   SUBCASE("entries far outside the dense grid grow it, and a world spread too far for it answers from the hash table, "
-          "both exactly as the brute force does") {
+          "both exactly as the brute force does; so does an index created on that world") {
     auto world = makeWorld(1.0);
     buildRandomWorld(*world, 61);
-    const auto index = makeIndex(*world);
+    auto index = makeIndex(*world);
     std::mt19937_64 rng(62);
     auto check = [&](const std::string& phase, const std::vector<P3>& centres) {
       const ReferenceIndex reference = referenceIndex(*world);
@@ -923,8 +923,26 @@ TEST_CASE("MaskIndex query") {
     check("grown grid", {{0, 0, 0}, {120, 4, -100}});
     REQUIRE(world->fillSphere({30000.0, 0.0, -30000.0}, 3.0, kRockId).ok());  // too far for any grid
     check("hash table", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+    // Created on the spread world: its candidates (the stored chunks' neighbours) come from a sort, not a bitmap of
+    // the stored chunks' bounds (about 7,500 x 4 x 7,500 chunks). This sphere's lowest x and z layers are the first
+    // layers of their chunks, so the chunks below them on those axes own its faces there but store nothing.
+    REQUIRE(world->fillSphere({-29996.5, 0.5, 30003.5}, 3.2, kRockId).ok());
+    const std::vector<P3> all_centres{{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}, {-29996.5, 0.5, 30003.5}};
+    index = makeIndex(*world);
+    check("created on the spread world", all_centres);
+    std::vector<ChunkCoord> chunks = chunkCube(5);
+    const VoxelBox spheres[] = {{{116, 0, -104}, {125, 8, -96}},
+                                {{29996, -4, -30004}, {30004, 4, -29996}},
+                                {{-30001, -4, 29999}, {-29992, 5, 30008}}};
+    for (const VoxelBox& b : spheres) {
+      const auto seeing = chunksSeeing(b);
+      chunks.insert(chunks.end(), seeing.begin(), seeing.end());
+    }
+    checkIndexCurrent(*world, *index, chunks, "created on the spread world");
     REQUIRE(world->clearBox({{29990, -10, -30010}, {30010, 10, -29990}}).ok());
-    check("hash table after clearing", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+    check("hash table after clearing", all_centres);
+    index = makeIndex(*world);
+    check("created again after clearing", all_centres);
   }
 
   SUBCASE("a huge box reports every chunk with an entry exactly as the brute force does") {
