@@ -14,9 +14,9 @@ struct Corner {
 };
 
 // Corner `corner` of triangles first .. first + 7: eight 8-byte vertex loads (x, y, z and two bytes of the next
-// vertex), spread into int32 x, y, z by two shuffles. Lanes past the collider's last triangle read its corner padding
-// (vertex 0); callers mask the lanes past their range. No gathers: eight scalar loads and inserts are cheaper on
-// this machine kind.
+// vertex), spread into int32 x, y, z by two shuffles. Lanes past the collider's last triangle read the next corner
+// array's first entries, or for the last array its zero padding (vertex 0); callers mask the lanes past their range.
+// No gathers: eight scalar loads and inserts are cheaper on this machine kind.
 inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first) {
   long long v[8];
   for (int lane = 0; lane < 8; ++lane) {

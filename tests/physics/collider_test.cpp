@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -392,6 +393,12 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
               CHECK(double(verts[std::size_t(3 * j + corner)][std::size_t(a)]) ==
                     doctest::Approx(v[std::size_t(corner)][std::size_t(a)] - origin[std::size_t(a)]).epsilon(1e-6));
         }
+        // Ids only, with room to spare: here a leaf lying inside the box is appended whole (with vertices every
+        // triangle is tested); the same set.
+        std::vector<std::uint16_t> only_ids(want.size() + 8);
+        REQUIRE(c.gather(*grid, only_ids) == n);
+        only_ids.resize(std::size_t(n));
+        CHECK(only_ids == want);
         // A short buffer: the count is still the total, the prefix is written.
         if (n > 1) {
           std::vector<std::uint16_t> few(1);
@@ -409,18 +416,50 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
 
 TEST_CASE("collider: bad rays and boxes are refused") {
   const ChunkCoord c{0, 0, 0};
-  CHECK_FALSE(prepareRay(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, c, 1.0).ok());
-  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {0, 0, 0}, 1}, c, 1.0).ok());
-  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, -1}, c, 1.0).ok());
-  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, kNaN}, c, 1.0).ok());
-  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, std::numeric_limits<double>::infinity(), 0}, 1}, c, 1.0).ok());
-  const auto far = prepareRay(Ray{{1e6, 0, 0}, {1, 0, 0}, 1}, c, 1.0);
-  REQUIRE_FALSE(far.ok());
-  CHECK(far.error().code == vtp::ErrorCode::kOutOfRange);
-  CHECK_FALSE(prepareRay(Ray{{0, 0, 0}, {1, 0, 0}, 1}, {1 << 20, 0, 0}, 1.0).ok());
-  CHECK_FALSE(gridBoxOf({1, 0, 0}, {0, 1, 1}, c, 1.0).ok());
-  CHECK_FALSE(gridBoxOf({kNaN, 0, 0}, {1, 1, 1}, c, 1.0).ok());
-  CHECK(gridBoxOf({0, 0, 0}, {1, 1, 1}, c, 1.0).ok());
+  // The error's code: a malformed ray or box is kInvalidArgument even where it is also far away; a well-formed one
+  // reaching 2^16 voxels from the origin (or a chunk beyond) is kOutOfRange.
+  using vtp::ErrorCode;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const ChunkCoord far_chunk{1 << 20, 0, 0};
+  auto rayCode = [](const Ray& ray, ChunkCoord chunk, double voxel_size) {
+    const auto r = prepareRay(ray, chunk, voxel_size);
+    return r.ok() ? std::optional<ErrorCode>{} : std::optional<ErrorCode>{r.error().code};
+  };
+  CHECK(rayCode(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, far_chunk, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {0, 0, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, -1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, kNaN}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, kInf}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, kInf, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{1e6, 0, 0}, {1, kInf, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, 1}, c, 0.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, 1}, c, -1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{1e6, 0, 0}, {1, 0, 0}, 1}, c, 1.0) == ErrorCode::kOutOfRange);
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, 1e6}, c, 1.0) == ErrorCode::kOutOfRange);  // its end is far
+  CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, 1}, far_chunk, 1.0) == ErrorCode::kOutOfRange);
+  // Chunks within 2^16 voxels give or take one chunk: |c| <= 8193 on each axis.
+  for (const std::int32_t v : {8193, -8193}) {
+    CHECK(chunkInPhysicsRange({v, 0, 0}));
+    CHECK(chunkInPhysicsRange({0, v, 0}));
+    CHECK(chunkInPhysicsRange({0, 0, v}));
+  }
+  for (const std::int32_t v : {8194, -8194, std::numeric_limits<std::int32_t>::min()}) {
+    CHECK_FALSE(chunkInPhysicsRange({v, 0, 0}));
+    CHECK_FALSE(chunkInPhysicsRange({0, v, 0}));
+    CHECK_FALSE(chunkInPhysicsRange({0, 0, v}));
+  }
+  auto boxCode = [](const P3& lo, const P3& hi, ChunkCoord chunk, double voxel_size) {
+    const auto g = gridBoxOf(lo, hi, chunk, voxel_size);
+    return g.ok() ? std::optional<ErrorCode>{} : std::optional<ErrorCode>{g.error().code};
+  };
+  CHECK(boxCode({1, 0, 0}, {0, 1, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(boxCode({kNaN, 0, 0}, {1, 1, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(boxCode({0, 0, 0}, {1, kInf, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(boxCode({0, 0, 0}, {1, 1, 1}, c, 0.0) == ErrorCode::kInvalidArgument);
+  CHECK(boxCode({0, 0, 0}, {1e6, 1, 1}, c, 1.0) == ErrorCode::kOutOfRange);
+  CHECK(boxCode({0, 0, 0}, {1, 1, 1}, far_chunk, 1.0) == ErrorCode::kOutOfRange);
+  CHECK(boxCode({0, 0, 0}, {1, 1, 1}, c, 1.0) == std::nullopt);
   // A mesh whose counts lie is refused.
   vtp::mesher::ChunkMesh mesh;
   mesh.triangle_count = mesh.owned_triangle_count = 1;

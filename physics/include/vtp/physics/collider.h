@@ -39,9 +39,9 @@ inline constexpr int kGridScale = mesher::kPositionScale;
 inline constexpr int kLeafTriangles = 8;
 /// Leaf boxes per SIMD group.
 inline constexpr int kLeafGroup = 8;
-/// Triangles per SIMD block of the query kernels, and the zero corner entries after the corner arrays that let a
-/// block start at any triangle.
+/// Triangles per SIMD block of the query kernels.
 inline constexpr int kTriangleBlock = 8;
+/// Zero entries after the last corner array, so a block of kTriangleBlock triangles may start at any triangle.
 inline constexpr int kCornerPadding = kTriangleBlock - 1;
 
 /// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
