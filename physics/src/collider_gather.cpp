@@ -34,7 +34,7 @@ constexpr auto kCompress = [] {
 // Appends ids first + lane for the set bits of `lanes` (8 bits) at ids[found...], as far as `ids` has room; returns
 // the new count. With room for 8 more, one shuffle and one store.
 int appendIds(std::span<std::uint16_t> ids, int found, int first, unsigned lanes) {
-  if (std::size_t(found) + 8 <= ids.size()) {
+  if (std::size_t(found) + kTriangleBlock <= ids.size()) {
     const __m128i all = _mm_add_epi16(_mm_set1_epi16(std::int16_t(first)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
     const __m128i pick = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kCompress[lanes].data()));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(ids.data() + found), _mm_shuffle_epi8(all, pick));
@@ -58,7 +58,9 @@ void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_roo
   for (; lanes != 0; lanes &= lanes - 1, ++found) {
     const int lane = std::countr_zero(lanes);
     if (std::size_t(found) >= id_room || std::size_t(3 * found + 2) >= vertices.size()) return;
-    for (int k = 0; k < 3; ++k) vertices[std::size_t(3 * found + k)] = {xyz[k][0][lane], xyz[k][1][lane], xyz[k][2][lane]};
+    for (int k = 0; k < 3; ++k) {
+      vertices[std::size_t(3 * found + k)] = {xyz[k][0][lane], xyz[k][1][lane], xyz[k][2][lane]};
+    }
   }
 }
 

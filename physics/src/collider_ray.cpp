@@ -174,8 +174,9 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
       if (std::bit_cast<float>(std::uint32_t(entries[e] >> 32)) > visit.limit()) return true;  // the rest enter later
       const int leaf = int(entries[e] & 0xFFFFFFFFu);
       const int last = leafStart()[leaf + 1];
-      for (int first = leafStart()[leaf]; first < last; first += 8) {
-        const unsigned hits = testBlock(positions(), corners, first, std::min(8, last - first), lanes, visit.limit(), t);
+      for (int first = leafStart()[leaf]; first < last; first += kTriangleBlock) {
+        const unsigned hits =
+            testBlock(positions(), corners, first, std::min(kTriangleBlock, last - first), lanes, visit.limit(), t);
         if (hits != 0 && !visit(first, hits, t)) return false;
       }
     }

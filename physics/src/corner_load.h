@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "vtp/physics/collider.h"
+
 namespace vtp::physics {
 
 // Coordinates x, y, z of 8 vertices.
@@ -17,6 +19,7 @@ struct Corner {
 // vertex), spread into int32 x, y, z by two shuffles. Lanes past the collider's last triangle read the next corner
 // array's first entries, or for the last array its zero padding (vertex 0); callers mask the lanes past their range.
 // No gathers: eight scalar loads and inserts are cheaper on this machine kind.
+static_assert(kTriangleBlock == 8, "a block is one AVX2 register of int32 lanes");
 inline Corner loadCorner(const std::int16_t* positions, const std::uint16_t* corner, int first) {
   long long v[8];
   for (int lane = 0; lane < 8; ++lane) {
