@@ -155,20 +155,27 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     out = {least_normal, corner + least_normal * least, -(least + margin)};
     return out.distance < threshold;
   }
-  // Separated cores. Along the most separating axis, when the witnesses face each other (the core's nearest corner
-  // over the triangle, or the triangle's nearest corner over the box's face), that separation is the distance.
+  // Separated cores: the closest features, found in the box's centre frame (v, and corners relative to the centre),
+  // so a tiny gap's direction keeps float precision near the chunk's far corner. Along the most separating axis, when
+  // the witnesses face each other (the core's nearest corner over the triangle, or the triangle's nearest corner over
+  // the box's face), that separation is the distance.
   bool degenerate = false;
-  auto contactOf = [&](const btVector3& on_box, const btVector3& on_triangle) {
-    return pointContact(on_box, on_triangle, margin, threshold, degenerate, out) ||
-           (degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls));
+  auto contactOf = [&](const btVector3& on_box, const btVector3& on_triangle) {  // both relative to the centre
+    if (pointContact(on_box, on_triangle, margin, threshold, degenerate, out)) {
+      out.point += centre;
+      return true;
+    }
+    return degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls);
   };
+  btVector3 corners[8];  // relative to the centre
+  for (int c = 0; c < 8; ++c)
+    corners[c] = basis * btVector3(c & 1 ? e[0] : -e[0], c & 2 ? e[1] : -e[1], c & 4 ? e[2] : -e[2]);
   if (gap_axis == 3) {
     const btVector3& m = gap_normal;
-    const btVector3 corner = centre + basis * btVector3(axis[0].dot(m) > 0 ? -e[0] : e[0],
-                                                        axis[1].dot(m) > 0 ? -e[1] : e[1],
-                                                        axis[2].dot(m) > 0 ? -e[2] : e[2]);
-    const btVector3 foot = corner - m * (corner - t[0]).dot(m);
-    if ((closestPointOnTriangle(foot, t) - foot).length2() <= kDegenerate * kDegenerate) return contactOf(corner, foot);
+    const btVector3& corner = corners[(axis[0].dot(m) > 0 ? 0 : 1) | (axis[1].dot(m) > 0 ? 0 : 2) |
+                                      (axis[2].dot(m) > 0 ? 0 : 4)];
+    const btVector3 foot = corner - m * (corner - v[0]).dot(m);
+    if ((closestPointOnTriangle(foot, v) - foot).length2() <= kDegenerate * kDegenerate) return contactOf(corner, foot);
   } else if (gap_axis >= 0 && gap_axis < 3) {
     const btVector3& m = gap_normal;  // a box face normal, pointing from the triangle to the box
     int nearest = 0;
@@ -176,11 +183,11 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
       if (v[k].dot(m) > v[nearest].dot(m)) nearest = k;
     const int u = (gap_axis + 1) % 3, w = (gap_axis + 2) % 3;
     if (std::abs(v[nearest].dot(axis[u])) <= e[u] && std::abs(v[nearest].dot(axis[w])) <= e[w]) {
-      return contactOf(t[nearest] + m * best_gap, t[nearest]);
+      return contactOf(v[nearest] + m * best_gap, v[nearest]);
     }
   }
   // Otherwise the closest features, searched.
-  btVector3 best_q = centre, best_p = t[0];
+  btVector3 best_q(0, 0, 0), best_p = v[0];
   btScalar best = BT_LARGE_FLOAT;
   auto consider = [&](const btVector3& q, const btVector3& p) {
     const btScalar d = (q - p).length2();
@@ -191,19 +198,16 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     const btVector3 local(v[k].dot(axis[0]), v[k].dot(axis[1]), v[k].dot(axis[2]));
     const btVector3 clamped(std::clamp(local[0], -e[0], e[0]), std::clamp(local[1], -e[1], e[1]),
                             std::clamp(local[2], -e[2], e[2]));
-    consider(centre + basis * clamped, t[k]);
+    consider(basis * clamped, v[k]);
   }
-  btVector3 corners[8];
-  for (int c = 0; c < 8; ++c)
-    corners[c] = centre + basis * btVector3(c & 1 ? e[0] : -e[0], c & 2 ? e[1] : -e[1], c & 4 ? e[2] : -e[2]);
-  for (const btVector3& c : corners) consider(c, closestPointOnTriangle(c, t));
+  for (const btVector3& c : corners) consider(c, closestPointOnTriangle(c, v));
   for (int c = 0; c < 8; ++c) {
     for (int a = 0; a < 3; ++a) {
       if (c & (1 << a)) continue;  // each edge once, from its lower corner
       const btVector3 &p = corners[c], &q = corners[c | (1 << a)];
       for (int k = 0; k < 3; ++k) {
         btVector3 on_box, on_triangle;
-        closestSegmentSegment(p, q, t[k], t[(k + 1) % 3], on_box, on_triangle);
+        closestSegmentSegment(p, q, v[k], v[(k + 1) % 3], on_box, on_triangle);
         consider(on_box, on_triangle);
       }
     }
