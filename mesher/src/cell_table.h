@@ -3,14 +3,18 @@
 // of a cell's 8 corners, which of its 12 edges are active and the parts of the vertex sums that do not depend on the
 // weights. Corner k of a cell is voxel (k & 1, (k >> 1) & 1, k >> 2) relative to the cell's lowest voxel.
 //
-// A crossing on an active edge along axis a, in 1/256 voxel from the lowest corner, is (e_lo + e_hi - 127) when the
-// lower corner is inside and 256 - (e_lo + e_hi - 127) = 383 - (e_lo + e_hi) when the upper one is; its other two
-// coordinates are the edge's (0 or 256). So each axis sum is `constant` plus or minus the edges' weight pairs.
-// An edge whose ends are both partly filled crosses by the linear rule instead (surface_mesher.h); the kernel adds the
-// difference to the sums of the cells that may have one (linearCorrection in surface_mesher.cpp).
+// Crossings are summed in 1/65280 voxel (65280 = 256 x 255, so both crossing rules of surface_mesher.h are exact
+// integers there). A crossing on an active edge along axis a whose ends are e_lo, e_hi, measured from the lowest
+// corner, is 256 (e_lo + e_hi) - 32640 when the lower corner is inside (the column rule (e_in + e_out - 127.5) / 255)
+// and 65280 - that = 97920 - 256 (e_lo + e_hi) when the upper one is; its other two coordinates are the edge's (0 or
+// 65280). So each axis sum is `constant` plus or minus 256 times the edges' weight pairs. An edge whose ends are both
+// partly filled crosses by the linear rule instead; the kernel adds the difference to the sums of the cells that may
+// have one (linearCorrection in surface_mesher.cpp).
 
 #include <array>
 #include <cstdint>
+
+#include "vtp/mesher/surface_mesher.h"
 
 namespace vtp::mesher {
 
@@ -26,15 +30,17 @@ inline constexpr CellEdge kCellEdges[12] = {
 
 // Laid out for the vertex kernel: `sign` multiplies the corner weights of the 12 edges, arranged as the kernel's
 // shuffle lays them out (edges 0..7 as byte pairs in the low 16 bytes, edges 8..11 in the next 8); `constant` and
-// the reciprocal of the edge count finish the per-axis means. Both are 16-bit lanes read as whole vectors, so the
-// kernel uses them as memory operands.
+// `divisor` finish the per-axis means. Both are 32-bit lanes the kernel loads as whole 16-byte vectors.
 struct alignas(32) CellPattern {
-  std::int8_t sign[32] = {};         // per corner byte of an edge: +1 lower corner inside, -1 upper inside, 0 inactive
-  std::uint16_t reciprocal[8] = {};  // lanes 0..2: ceil(2^16 / edge count), so that (sum * reciprocal) >> 16 ==
-                                     // floor(sum / count) for sum <= 3072; 0 when no edge is active
-  std::int16_t constant[8] = {};     // lanes 0..2: per axis (x, y, z) [Unit: 1/256 voxel]
+  std::int8_t sign[32] = {};      // per corner byte of an edge: +1 lower corner inside, -1 upper inside, 0 inactive
+  std::int32_t constant[4] = {};  // lanes 0..2: per axis (x, y, z) [Unit: 1/65280 voxel]; lane 3: 0
+  float divisor[4] = {};          // 63.75 x the active edge count (1 when none): sum / divisor is the mean in 1/1024
+                                  // voxel; lane 3: 1
 };
 static_assert(sizeof(CellPattern) == 64);
+
+// Units per voxel of the crossing sums.
+inline constexpr int kCrossingScale = 256 * 255;
 
 constexpr std::array<CellPattern, 256> makeCellPatterns() {
   std::array<CellPattern, 256> table{};
@@ -50,13 +56,14 @@ constexpr std::array<CellPattern, 256> makeCellPatterns() {
       ++count;
       for (int a = 0; a < 3; ++a) {
         if (a == edge.axis) {
-          p.constant[a] = std::int16_t(p.constant[a] + (lo_in ? -127 : 383));
+          p.constant[a] += lo_in ? -kCrossingScale / 2 : 3 * kCrossingScale / 2;
         } else {
-          p.constant[a] = std::int16_t(p.constant[a] + 256 * ((edge.lo >> a) & 1));
+          p.constant[a] += kCrossingScale * ((edge.lo >> a) & 1);
         }
       }
     }
-    for (int a = 0; a < 3 && count > 0; ++a) p.reciprocal[a] = std::uint16_t((65536u + count - 1) / count);
+    for (int a = 0; a < 3; ++a) p.divisor[a] = count > 0 ? float(count) * kCrossingScale / kPositionScale : 1.0f;
+    p.divisor[3] = 1.0f;
   }
   return table;
 }

@@ -170,11 +170,16 @@ inline __m256i linearCorrection(__m256i pairs) {
   const __m256i t = _mm256_packs_epi32(
       quotient(_mm256_unpacklo_epi16(numerator, zero), _mm256_unpacklo_epi16(divisor, zero)),
       quotient(_mm256_unpackhi_epi16(numerator, zero), _mm256_unpackhi_epi16(divisor, zero)));
-  // Less the sum rule's crossing, from the lower corner's side: + when it is the inside end, - when the upper is.
-  const __m256i delta = _mm256_sub_epi16(t, _mm256_sub_epi16(_mm256_add_epi16(e_in, e_out), _mm256_set1_epi16(127)));
+  // Less the column rule's crossing, in 1/65280 voxel: 255 t - 128 (2 (e_in + e_out) - 255), signed from the lower
+  // corner's side (+ when it is the inside end, - when the upper is); both parts fit 16 bits, so each is one pmaddwd
+  // that also adds the lanes in pairs: (x, x, y, y | z, z, 0, 0), as cellSums lays out its sums.
+  const __m256i sum = _mm256_add_epi16(e_in, e_out);
+  const __m256i column = _mm256_sub_epi16(_mm256_add_epi16(sum, sum), _mm256_set1_epi16(255));
   const __m256i lo_side = _mm256_sub_epi16(_mm256_add_epi16(lo, lo), _mm256_set1_epi16(255));  // > 0 iff lo inside
-  // Pairs of lanes summed: (x, x, y, y | z, z, 0, 0), as cellSums lays out its sums.
-  return _mm256_madd_epi16(_mm256_and_si256(_mm256_sign_epi16(delta, lo_side), use), _mm256_set1_epi16(1));
+  const __m256i linear = _mm256_and_si256(_mm256_sign_epi16(t, lo_side), use);
+  const __m256i sum_rule = _mm256_and_si256(_mm256_sign_epi16(column, lo_side), use);
+  return _mm256_sub_epi32(_mm256_madd_epi16(linear, _mm256_set1_epi16(255)),
+                          _mm256_madd_epi16(sum_rule, _mm256_set1_epi16(128)));
 }
 
 // Step 4, per cell: the crossing sums of one cell and its pattern. The 8 corner weights go into one register, in
@@ -208,7 +213,7 @@ inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern
   const __m256i weights = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(w), corners);
   const __m256i pairs =
       _mm256_maddubs_epi16(weights, _mm256_load_si256(reinterpret_cast<const __m256i*>(pattern->sign)));  // <= 510
-  const __m256i sums = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  const __m256i sums = _mm256_madd_epi16(pairs, _mm256_set1_epi16(256));  // [Unit: 1/65280 voxel]
   const int partly_in = _mm_movemask_epi8(w) & ~_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_set1_epi8(-1)));
   const int partly_out = _mm_movemask_epi8(_mm_cmpgt_epi8(w, _mm_setzero_si128()));
   if ((partly_in != 0) & (partly_out != 0)) return _mm256_add_epi32(sums, linearCorrection(weights));
@@ -216,29 +221,28 @@ inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern
 }
 
 // Step 4, per pair of cells a and b: their vertices as int16 lanes (a.x, a.y, a.z, 0, b.x, b.y, b.z, 0) of offsets
-// 1..255 from each cell's lowest voxel centre. One phaddd finishes both cells' sums, and the rest works on both
-// vertices at once: the patterns' constants and reciprocals give the floor of each mean, then the clamp.
+// 1..1023 from each cell's lowest voxel centre. One phaddd finishes both cells' sums, and the rest works on both
+// vertices at once: the patterns' constants complete the sums, one division by the patterns' divisors gives the means
+// in 1/1024 voxel, truncated (the sums are >= 0, so that is the floor), then the clamp. The sums (<= 12 x 65280) and
+// the divisors are exact in single precision, and a mean that is not an integer lies at least 1/3060 from one, far
+// more than a rounding error of the division under any MXCSR mode; so the floor is the rule's exact one.
 inline __m128i pairOffsets(__m256i sums_a, const CellPattern& a, __m256i sums_b, const CellPattern& b) {
   // (a.x, a.y, b.x, b.y | a.z, 0, b.z, 0), then 64-bit lanes in the order (a.xy, a.z0, b.xy, b.z0).
   const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(sums_a, sums_b), 0xD8);
-  __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
-  auto both = [](const std::int16_t* first, const std::int16_t* second) {
-    std::int64_t lo, hi;
-    std::memcpy(&lo, first, sizeof lo);
-    std::memcpy(&hi, second, sizeof hi);
-    return _mm_insert_epi64(_mm_cvtsi64_si128(lo), hi, 1);
-  };
-  // The patterns' constants in 16 bits (the sums are within +-2040, the totals 0..3072), then the divisions.
-  v = _mm_add_epi16(v, both(a.constant, b.constant));
-  v = _mm_mulhi_epu16(v, both(reinterpret_cast<const std::int16_t*>(a.reciprocal),
-                              reinterpret_cast<const std::int16_t*>(b.reciprocal)));
-  // Clamp x, y, z to 1..255; lanes 3 and 7 (the pads) to 0.
+  const __m256i constants = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b.constant),
+                                                reinterpret_cast<const __m128i*>(a.constant));
+  const __m256 divisors = _mm256_loadu2_m128(b.divisor, a.divisor);
+  const __m256i means =
+      _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums, constants)), divisors));
+  const __m128i v = _mm_packs_epi32(_mm256_castsi256_si128(means), _mm256_extracti128_si256(means, 1));
+  // Clamp x, y, z to 1..1023; lanes 3 and 7 (the pads) to 0.
   return _mm_min_epi16(_mm_max_epi16(v, _mm_setr_epi16(1, 1, 1, 0, 1, 1, 1, 0)),
-                       _mm_setr_epi16(255, 255, 255, 0, 255, 255, 255, 0));
+                       _mm_setr_epi16(kPositionScale - 1, kPositionScale - 1, kPositionScale - 1, 0,
+                                      kPositionScale - 1, kPositionScale - 1, kPositionScale - 1, 0));
 }
 
-// Per box index: the voxel's centre relative to the chunk origin, (256 x + 128, 256 y + 128, 256 z + 128, 0) as
-// int16 lanes in chunk coordinates [Unit: 1/256 voxel].
+// Per box index: the voxel's centre relative to the chunk origin, (1024 x + 512, 1024 y + 512, 1024 z + 512, 0) as
+// int16 lanes in chunk coordinates [Unit: 1/1024 voxel].
 template <int kSide>
 constexpr std::array<std::uint64_t, std::size_t(kSide * kSide * kSide)> makeVoxelCentres() {
   constexpr int kCentre = kPositionScale / 2 - kPositionScale * (kSide - kChunkSize) / 2;

@@ -12,6 +12,7 @@ using namespace vtp::terrain;
 using vtp::mesher::ChunkMesh;
 using vtp::mesher::SurfaceMesher;
 using vtp::test::FixedPoint;
+using vtp::test::kScale;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
@@ -111,7 +112,8 @@ TEST_CASE("SurfaceMesher on the default world") {
     const VoxelBox region{{-24, -56, -24}, {24, 48, 24}};
     const auto interior = [&](const FixedPoint& p) {
       for (std::size_t a = 0; a < 3; ++a) {
-        const std::int32_t cell = (p[a] - 128) >> 8;  // arithmetic shift: floor division
+        static_assert(kScale == 1 << 10);
+        const std::int32_t cell = (p[a] - kScale / 2) >> 10;  // arithmetic shift: floor division
         const std::int32_t lo = a == 0 ? region.min.x : a == 1 ? region.min.y : region.min.z;
         const std::int32_t hi = a == 0 ? region.max.x : a == 1 ? region.max.y : region.max.z;
         if (cell < lo || cell + 1 >= hi) return false;

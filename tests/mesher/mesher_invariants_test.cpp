@@ -16,6 +16,7 @@ using namespace vtp::terrain;
 using vtp::mesher::ChunkMesh;
 using vtp::mesher::SurfaceMesher;
 using vtp::test::FixedPoint;
+using vtp::test::kScale;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
@@ -227,9 +228,9 @@ TEST_CASE("SurfaceMesher spill, areas and duplicates") {
       const auto reference = vtp::test::referenceMesh(grid, region, &inside);
       for (std::size_t i = 0; i < reference.size(); ++i) {
         const VoxelCoord v = inside[i];
-        const std::int32_t lo[3] = {256 * (v.x - 1), 256 * (v.y - 1), 256 * (v.z - 1)};
+        const std::int32_t lo[3] = {kScale * (v.x - 1), kScale * (v.y - 1), kScale * (v.z - 1)};
         for (const FixedPoint& p : reference[i].v) {
-          for (std::size_t a = 0; a < 3; ++a) REQUIRE((p[a] >= lo[a] && p[a] <= lo[a] + 3 * 256));
+          for (std::size_t a = 0; a < 3; ++a) REQUIRE((p[a] >= lo[a] && p[a] <= lo[a] + 3 * kScale));
         }
       }
     }
@@ -306,12 +307,12 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
           const double expected = h + q / 255.0;
           for (int z = 0; z < 8; ++z) {
             for (int x = 0; x < 8; ++x) {
-              const auto hits = vtp::test::verticalHits(tris, 256 * x + 128, 256 * z + 128);
+              const auto hits = vtp::test::verticalHits(tris, kScale * x + kScale / 2, kScale * z + kScale / 2);
               REQUIRE(!hits.empty());
               for (double y : hits) {
-                worst = std::max(worst, std::abs(y / 256.0 - expected));
-                if (std::abs(y / 256.0 - expected) > 0.1) {
-                  FAIL_CHECK("h " << h << " q " << q << ": surface at " << y / 256.0 << " at x " << x << " z " << z);
+                worst = std::max(worst, std::abs(y / kScale - expected));
+                if (std::abs(y / kScale - expected) > 0.1) {
+                  FAIL_CHECK("h " << h << " q " << q << ": surface at " << y / kScale << " at x " << x << " z " << z);
                 }
               }
             }
@@ -349,8 +350,8 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
       for (const MeshTriangle& t : tris) {
         for (const FixedPoint& p : t.v) {
           // Vertices of cells at the box's rim see its edge; the slope's interior is what counts.
-          if (std::abs(p[0]) > 20 * 256 || std::abs(p[2]) > 20 * 256) continue;
-          const double off = p[1] / 256.0 - height(p[0] / 256.0, p[2] / 256.0);
+          if (std::abs(p[0]) > 20 * kScale || std::abs(p[2]) > 20 * kScale) continue;
+          const double off = p[1] / double(kScale) - height(p[0] / double(kScale), p[2] / double(kScale));
           worst = std::max(worst, std::abs(off));
         }
       }
@@ -361,13 +362,13 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
 
   SUBCASE(
       "normals point out of the solid: a voxel, a sphere and a solid with a cavity have the volume of their solid") {
-    // One full voxel at a chunk corner, its faces owned by four chunks: the 85/256-voxel cube, positive.
+    // One full voxel at a chunk corner, its faces owned by four chunks: the 341/1024-voxel cube, positive.
     {
       auto world = vtp::test::makeWorld();
       REQUIRE(world->setVoxel({0, 0, 0}, kRock).ok());
       const auto mesh = meshChunkByChunk(*world, {-1, -1, -1}, {1, 1, 1}, vtp::mesher::kApron);
       CHECK(mesh.size() == 12);
-      CHECK(vtp::test::signedVolume6(mesh) == 6 * 85 * 85 * 85);
+      CHECK(vtp::test::signedVolume6(mesh) == 6 * 341 * 341 * 341);
     }
     // A sphere straddling seams: the enclosed volume is within 10% of the ball's.
     const double r = 5.3;
@@ -376,7 +377,7 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
       auto world = vtp::test::makeWorld();
       REQUIRE(world->fillSphere({0.2, -0.4, 0.1}, r, 3).ok());
       const auto mesh = meshChunkByChunk(*world, {-2, -2, -2}, {2, 2, 2}, vtp::mesher::kApron);
-      sphere_volume = double(vtp::test::signedVolume6(mesh)) / 6.0 / (256.0 * 256.0 * 256.0);
+      sphere_volume = double(vtp::test::signedVolume6(mesh)) / 6.0 / std::pow(kScale, 3);
       const double ball = 4.0 / 3.0 * std::numbers::pi * r * r * r;
       CHECK(sphere_volume > 0.9 * ball);
       CHECK(sphere_volume < 1.1 * ball);
@@ -388,8 +389,8 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
       const auto solid = meshChunkByChunk(*world, {-2, -2, -2}, {2, 2, 2}, vtp::mesher::kApron);
       REQUIRE(world->clearSphere({0.2, -0.4, 0.1}, r).ok());
       const auto hollow = meshChunkByChunk(*world, {-2, -2, -2}, {2, 2, 2}, vtp::mesher::kApron);
-      const double v_solid = double(vtp::test::signedVolume6(solid)) / 6.0 / (256.0 * 256.0 * 256.0);
-      const double v_hollow = double(vtp::test::signedVolume6(hollow)) / 6.0 / (256.0 * 256.0 * 256.0);
+      const double v_solid = double(vtp::test::signedVolume6(solid)) / 6.0 / std::pow(kScale, 3);
+      const double v_hollow = double(vtp::test::signedVolume6(hollow)) / 6.0 / std::pow(kScale, 3);
       CHECK(v_solid > 0.95 * 24 * 24 * 24);
       CHECK(v_hollow > 0);
       CHECK(v_solid - v_hollow == doctest::Approx(sphere_volume).epsilon(0.1));

@@ -39,9 +39,11 @@ std::array<int, 3> unit(int axis) {
   return d;
 }
 
-// The vertex of cell c: the mean of the crossings on its active edges, per axis in 1/256 voxel relative to the centre
-// of voxel c, rounded down, clamped to 1..255; then moved to world fixed point.
+// The vertex of cell c: the mean of the crossings on its active edges, per axis relative to the centre of voxel c, in
+// 1/1024 voxel rounded down, clamped to 1..1023; then moved to world fixed point. The crossings are summed exactly in
+// 1/65280 voxel (= 1/(256 x 255), where both crossing rules give integers).
 FixedPoint cellVertex(const VoxelGrid& grid, VoxelCoord c) {
+  constexpr std::int64_t kUnits = 256 * 255;  // crossing units per voxel
   std::array<std::int64_t, 3> sum{0, 0, 0};
   int active = 0;
   // The cell's 12 edges: for each axis a, the 4 edges along a at offsets (0 or 1) on the other two axes.
@@ -56,19 +58,19 @@ FixedPoint cellVertex(const VoxelGrid& grid, VoxelCoord c) {
         const VoxelCoord hi = offset(lo, unit(a));
         const Voxel vlo = grid.at(lo), vhi = grid.at(hi);
         if (isInside(vlo) == isInside(vhi)) continue;
-        // t from the inside end towards the outside end, in 1/256 voxel: (e_in + e_out - 127) when an end is
-        // saturated, else the linear interpolation of the weights to 127.5, rounded half up and clamped to 1..255.
+        // t from the inside end towards the outside end: (e_in + e_out - 127.5) / 255 voxel when an end is saturated,
+        // else the linear interpolation of the weights to 127.5 in 1/256 voxel, rounded half up, clamped to 1..255.
         const int e_in = isInside(vlo) ? weightOf(vlo) : weightOf(vhi);
         const int e_out = isInside(vlo) ? weightOf(vhi) : weightOf(vlo);
-        int t = e_in + e_out - 127;
+        std::int64_t t = 128 * (2 * (e_in + e_out) - 255);  // (e_in + e_out - 127.5) / 255 voxel, in units
         if (e_in < 255 && e_out > 0) {
           const double exact = 256.0 * (e_in - 127.5) / (e_in - e_out);
-          t = std::clamp(int(std::floor(exact + 0.5)), 1, 255);
+          t = 255 * std::clamp(int(std::floor(exact + 0.5)), 1, 255);
         }
-        std::array<int, 3> crossing{0, 0, 0};
-        crossing[std::size_t(a)] = isInside(vlo) ? t : 256 - t;
-        crossing[std::size_t(b)] = 256 * ob;
-        crossing[std::size_t(d)] = 256 * od;
+        std::array<std::int64_t, 3> crossing{0, 0, 0};
+        crossing[std::size_t(a)] = isInside(vlo) ? t : kUnits - t;
+        crossing[std::size_t(b)] = kUnits * ob;
+        crossing[std::size_t(d)] = kUnits * od;
         for (int i = 0; i < 3; ++i) sum[std::size_t(i)] += crossing[std::size_t(i)];
         ++active;
       }
@@ -78,8 +80,8 @@ FixedPoint cellVertex(const VoxelGrid& grid, VoxelCoord c) {
   FixedPoint out{};
   for (int i = 0; i < 3; ++i) {
     // Every crossing coordinate is >= 0, so integer division rounds down.
-    const std::int64_t mean = std::clamp<std::int64_t>(sum[std::size_t(i)] / active, 1, 255);
-    out[std::size_t(i)] = std::int32_t(256 * std::int64_t(axisOf(c, i)) + 128 + mean);
+    const std::int64_t mean = std::clamp<std::int64_t>(sum[std::size_t(i)] * kScale / (kUnits * active), 1, kScale - 1);
+    out[std::size_t(i)] = std::int32_t(kScale * std::int64_t(axisOf(c, i)) + kScale / 2 + mean);
   }
   return out;
 }
@@ -221,8 +223,8 @@ std::size_t duplicateCount(const std::vector<MeshTriangle>& triangles) {
 
 std::vector<MeshTriangle> worldTriangles(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk, int first,
                                          int last) {
-  const FixedPoint origin{chunk.x * terrain::kChunkSize * 256, chunk.y * terrain::kChunkSize * 256,
-                          chunk.z * terrain::kChunkSize * 256};
+  const FixedPoint origin{chunk.x * terrain::kChunkSize * kScale, chunk.y * terrain::kChunkSize * kScale,
+                          chunk.z * terrain::kChunkSize * kScale};
   std::vector<MeshTriangle> out;
   for (int i = first; i < last; ++i) {
     MeshTriangle t;
@@ -292,7 +294,7 @@ std::array<std::int64_t, 3> crossProduct(const MeshTriangle& t) {
 double areaVoxels(const MeshTriangle& t) {
   const auto c = crossProduct(t);
   const double len = std::sqrt(double(c[0]) * double(c[0]) + double(c[1]) * double(c[1]) + double(c[2]) * double(c[2]));
-  return 0.5 * len / (256.0 * 256.0);
+  return 0.5 * len / (double(kScale) * kScale);
 }
 
 EdgeCensus edgeCensus(const std::vector<MeshTriangle>& triangles,
@@ -335,10 +337,10 @@ namespace {
 
 using CellKey = std::tuple<std::int32_t, std::int32_t, std::int32_t>;
 
-// The cell a vertex lies in: vertex = 256 c + 128 + m with m in 1..255.
+// The cell a vertex lies in: vertex = 1024 c + 512 + m with m in 1..1023.
 CellKey cellOf(const FixedPoint& p) {
-  return {std::int32_t(floorDiv(p[0] - 128, 256)), std::int32_t(floorDiv(p[1] - 128, 256)),
-          std::int32_t(floorDiv(p[2] - 128, 256))};
+  return {std::int32_t(floorDiv(p[0] - kScale / 2, kScale)), std::int32_t(floorDiv(p[1] - kScale / 2, kScale)),
+          std::int32_t(floorDiv(p[2] - kScale / 2, kScale))};
 }
 
 }  // namespace
@@ -416,14 +418,14 @@ std::int64_t signedVolume6(const std::vector<MeshTriangle>& triangles) {
 }
 
 bool withinSolidNeighbourhood(const MeshTriangle& t, const VoxelGrid& grid) {
-  // Per axis, the voxels v with 256 (v-1) <= p <= 256 (v+2) for all three vertices p.
+  // Per axis, the voxels v with 1024 (v-1) <= p <= 1024 (v+2) for all three vertices p.
   std::array<std::int64_t, 3> lo{}, hi{};
   for (std::size_t i = 0; i < 3; ++i) {
     lo[i] = INT64_MIN;
     hi[i] = INT64_MAX;
     for (const FixedPoint& p : t.v) {
-      lo[i] = std::max(lo[i], -floorDiv(-std::int64_t(p[i]), 256) - 2);  // ceil(p/256) - 2
-      hi[i] = std::min(hi[i], floorDiv(p[i], 256) + 1);
+      lo[i] = std::max(lo[i], -floorDiv(-std::int64_t(p[i]), kScale) - 2);  // ceil(p/1024) - 2
+      hi[i] = std::min(hi[i], floorDiv(p[i], kScale) + 1);
     }
   }
   for (std::int64_t z = lo[2]; z <= hi[2]; ++z) {

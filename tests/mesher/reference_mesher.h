@@ -20,7 +20,10 @@
 
 namespace vtp::test {
 
-/// A point in world fixed point. [Unit: 1/256 voxel]; voxel v's centre is at 256 v + 128 on every axis.
+/// Fixed-point units per voxel: the mesher's grid.
+inline constexpr std::int32_t kScale = mesher::kPositionScale;
+
+/// A point in world fixed point. [Unit: 1/1024 voxel]; voxel v's centre is at 1024 v + 512 on every axis.
 using FixedPoint = std::array<std::int32_t, 3>;
 
 /// One triangle in world fixed point, wound counter-clockwise seen from outside the solid, with its material.
@@ -98,7 +101,7 @@ std::string describe(const MeshTriangle& t);
 
 // --- Mesh properties --------------------------------------------------------------------------------------------
 
-/// (v1 - v0) x (v2 - v0), exact. [Unit: (1/256 voxel)^2]; its length is twice the area.
+/// (v1 - v0) x (v2 - v0), exact. [Unit: (1/1024 voxel)^2]; its length is twice the area.
 std::array<std::int64_t, 3> crossProduct(const MeshTriangle& t);
 /// Area in voxel^2 (from the exact cross product).
 double areaVoxels(const MeshTriangle& t);
@@ -122,11 +125,11 @@ std::size_t tJunctionCount(const std::vector<MeshTriangle>& triangles);
 /// Cells (named by lowest voxel) that received two different vertex positions: 0 when every vertex is shared.
 std::size_t inconsistentCellCount(const std::vector<MeshTriangle>& triangles);
 
-/// Six times the signed volume enclosed by a closed mesh. [Unit: (1/256 voxel)^3]; positive when normals point out.
+/// Six times the signed volume enclosed by a closed mesh. [Unit: (1/1024 voxel)^3]; positive when normals point out.
 /// Computed relative to the first vertex, so it stays exact for meshes a few hundred voxels across.
 std::int64_t signedVolume6(const std::vector<MeshTriangle>& triangles);
 
-/// True when all three vertices lie within [256 (v-1), 256 (v+2)] on every axis of one solid-inside voxel v of `grid`
+/// True when all three vertices lie within [1024 (v-1), 1024 (v+2)] on every axis of one solid-inside voxel v of `grid`
 /// (so the whole triangle lies in that voxel's 3^3 neighbourhood).
 bool withinSolidNeighbourhood(const MeshTriangle& t, const VoxelGrid& grid);
 

@@ -7,6 +7,7 @@
 
 using namespace vtp::terrain;
 using vtp::test::FixedPoint;
+using vtp::test::kScale;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
@@ -29,9 +30,10 @@ void set(VoxelGrid& g, VoxelCoord v, Voxel value) {
 }  // namespace
 
 TEST_CASE("ReferenceMesher") {
-  SUBCASE("a lone full voxel gives a closed 85-voxel/256 cube around its centre, wound outwards") {
-    // Every crossing is at the face (t = (255 + 0 - 127) / 256 = 1/2); a cell's vertex is the mean of its 3 crossings:
-    // floor(640/3) = 213 (centre - 43) below and floor(128/3) = 42 (centre + 42) above.
+  SUBCASE("a lone full voxel gives a closed 341/1024-voxel cube around its centre, wound outwards") {
+    // Every crossing is at the face (t = (255 + 0 - 127.5) / 255 = 1/2); a cell's vertex is the mean of its 3
+    // crossings: 5/6 voxel from the cell's lowest centre below (floor(5120/6) = 853, centre - 171) and 1/6 above
+    // (floor(1024/6) = 170, centre + 170).
     const VoxelCoord s{-3, 5, 0};
     const VoxelBox owned{{-5, 3, -2}, {-1, 7, 2}};
     VoxelGrid g = gridAround(owned, kAir);
@@ -39,27 +41,28 @@ TEST_CASE("ReferenceMesher") {
     std::vector<VoxelCoord> inside;
     const auto tris = vtp::test::referenceMesh(g, owned, &inside);
     REQUIRE(tris.size() == 12);
-    const std::int32_t lo[3] = {256 * s.x + 85, 256 * s.y + 85, 256 * s.z + 85};
+    constexpr std::int32_t kSide = 341, kLow = kScale / 2 - 171;
+    const std::int32_t lo[3] = {kScale * s.x + kLow, kScale * s.y + kLow, kScale * s.z + kLow};
     for (std::size_t i = 0; i < tris.size(); ++i) {
       CHECK(inside[i] == s);
       CHECK(tris[i].material == 2);
       for (const FixedPoint& p : tris[i].v) {
-        for (std::size_t a = 0; a < 3; ++a) CHECK((p[a] == lo[a] || p[a] == lo[a] + 85));
+        for (std::size_t a = 0; a < 3; ++a) CHECK((p[a] == lo[a] || p[a] == lo[a] + kSide));
       }
-      // Each triangle is half a face: twice its area is 85^2, along the face's outward axis.
+      // Each triangle is half a face: twice its area is 341^2, along the face's outward axis.
       const auto c = vtp::test::crossProduct(tris[i]);
       int nonzero = 0;
       for (std::size_t a = 0; a < 3; ++a) {
         if (c[a] == 0) continue;
         ++nonzero;
-        CHECK((c[a] == 85 * 85 || c[a] == -85 * 85));
+        CHECK((c[a] == kSide * kSide || c[a] == -kSide * kSide));
         const std::int32_t centroid3 = tris[i].v[0][a] + tris[i].v[1][a] + tris[i].v[2][a];
-        const std::int32_t centre3 = 3 * (256 * (a == 0 ? s.x : a == 1 ? s.y : s.z) + 128);
+        const std::int32_t centre3 = 3 * (kScale * (a == 0 ? s.x : a == 1 ? s.y : s.z) + kScale / 2);
         CHECK((c[a] > 0) == (centroid3 > centre3));
       }
       CHECK(nonzero == 1);
     }
-    CHECK(vtp::test::signedVolume6(tris) == 6 * 85 * 85 * 85);
+    CHECK(vtp::test::signedVolume6(tris) == 6 * std::int64_t(kSide) * kSide * kSide);
     const auto census = vtp::test::edgeCensus(tris);
     CHECK(census.unmatched == 0);
     CHECK(census.boundary == 0);
@@ -77,9 +80,10 @@ TEST_CASE("ReferenceMesher") {
     CHECK(vtp::test::edgeCensus(tris).unmatched == 0);
   }
 
-  SUBCASE("the crossing follows t = (e_in + e_out - 127) / 256 on a flat layer") {
-    // Voxels y < 2 full, y = 2 at occupancy q, air above: the surface is flat at 2 + (q + 1) / 256 (q >= 128) or
-    // 2 + q / 256 (q < 128), whatever material the partial voxel has.
+  SUBCASE("the crossing follows t = (e_in + e_out - 127.5) / 255 on a flat layer") {
+    // Voxels y < 2 full, y = 2 at occupancy q, air above: the surface is flat at 2 + q / 255 rounded down to the grid,
+    // whatever material the partial voxel has (q < 128 crosses from voxel 1 at (255 + q - 127.5) / 255, q >= 128
+    // from voxel 2 at (q - 127.5) / 255: both 2 + q / 255).
     for (int q = 0; q < 256; q += 17) {
       const VoxelBox owned{{0, 0, 0}, {3, 5, 3}};
       VoxelGrid g = gridAround(owned, kAir);
@@ -89,7 +93,7 @@ TEST_CASE("ReferenceMesher") {
           set(g, {x, 2, z}, Voxel{5, std::uint8_t(q)});
         }
       }
-      const std::int32_t expected = 256 * 2 + (q >= 128 ? q + 1 : q);
+      const std::int32_t expected = 2 * kScale + kScale * q / 255;
       const auto tris = vtp::test::referenceMesh(g, owned);
       REQUIRE(tris.size() == 2 * 9);
       for (const auto& t : tris) {
@@ -102,21 +106,23 @@ TEST_CASE("ReferenceMesher") {
 
   SUBCASE("water, air and solid below 128 are all outside but only solids weigh") {
     // Inside at 128 next to a solid at 127: both partly filled, the linear crossing (128 - 127.5) / (128 - 127) voxel
-    // = 128/256; next to a solid at 100: 0.5 / 28 voxel = 5/256 (the sum rule would say 101/256); next to water at
-    // 255 or air (weight 0): t = (128 + 0 - 127) / 256.
+    // = 128/256; next to a solid at 100: 0.5 / 28 voxel, 5/256 rounded (the column rule would say 100.5/255); next to
+    // water at 255 or air (weight 0): t = (128 + 0 - 127.5) / 255. Below, t in 1/65280 voxel.
     const VoxelBox owned{{0, 0, 0}, {3, 3, 3}};
-    for (const auto& [outside, t] : {std::pair{Voxel{4, 127}, 128}, std::pair{Voxel{4, 100}, 5},
-                                     std::pair{Voxel{1, 255}, 1}, std::pair{Voxel{0, 0}, 1},
-                                     std::pair{Voxel{0, 200}, 1}}) {
+    for (const auto& [outside, t] : {std::pair{Voxel{4, 127}, 128 * 255}, std::pair{Voxel{4, 100}, 5 * 255},
+                                     std::pair{Voxel{1, 255}, 128}, std::pair{Voxel{0, 0}, 128},
+                                     std::pair{Voxel{0, 200}, 128}}) {
       VoxelGrid g = gridAround(owned, outside);
       set(g, {1, 1, 1}, Voxel{6, 128});
       const auto tris = vtp::test::referenceMesh(g, owned);
       REQUIRE(tris.size() == 12);
-      // The cell above-right of the voxel sees crossings t along each axis: mean floor(t/3), clamped to >= 1.
+      // The cell above-right of the voxel sees crossings t along each axis: mean t/3 in 1/1024 voxel, rounded down,
+      // clamped to >= 1.
       bool found = false;
-      const std::int32_t m = std::max(1, t / 3);
+      const std::int32_t m = std::max(1, kScale * t / (3 * 65280));
       for (const auto& tri : tris) {
-        for (const FixedPoint& p : tri.v) found |= p == FixedPoint{384 + m, 384 + m, 384 + m};
+        const std::int32_t at = 3 * kScale / 2 + m;  // from voxel (1, 1, 1)'s centre
+        for (const FixedPoint& p : tri.v) found |= p == FixedPoint{at, at, at};
       }
       CHECK(found);
     }
@@ -188,7 +194,7 @@ TEST_CASE("ReferenceMesher") {
     // Spill: a triangle two voxels away from the only solid voxel is caught.
     for (const auto& t : tris) CHECK(vtp::test::withinSolidNeighbourhood(t, g));
     MeshTriangle far = tris[0];
-    for (auto& p : far.v) p[1] += 2 * 256;
+    for (auto& p : far.v) p[1] += 2 * kScale;
     CHECK_FALSE(vtp::test::withinSolidNeighbourhood(far, g));
   }
 }

@@ -227,7 +227,8 @@ TEST_CASE("collider: rays exactly through shared edges and vertices, on seams to
       std::array<Key, 3> w;
       for (int i = 0; i < 3; ++i) {
         const auto& v = t.vertices[std::size_t(i)];
-        w[std::size_t(i)] = {{std::int64_t(k.x) * 2048 + v.x, std::int64_t(k.y) * 2048 + v.y, std::int64_t(k.z) * 2048 + v.z}};
+        constexpr std::int64_t kSide = kChunkSize * kGridScale;
+        w[std::size_t(i)] = {{k.x * kSide + v.x, k.y * kSide + v.y, k.z * kSide + v.z}};
       }
       const P3 n = cross(sub({double(w[1].p[0]), double(w[1].p[1]), double(w[1].p[2])},
                              {double(w[0].p[0]), double(w[0].p[1]), double(w[0].p[2])}),
@@ -249,9 +250,10 @@ TEST_CASE("collider: rays exactly through shared edges and vertices, on seams to
   // target, an edge or vertex of the surface) within `tolerance`.
   std::array<RayHit, 64> all;
   auto hitsTarget = [&](const P3& origin_grid, const P3& target_grid, double tolerance) {
-    const Ray ray{{origin_grid[0] / 256, origin_grid[1] / 256, origin_grid[2] / 256},
-                  {(target_grid[0] - origin_grid[0]) / 256, (target_grid[1] - origin_grid[1]) / 256,
-                   (target_grid[2] - origin_grid[2]) / 256},
+    constexpr double g = kGridScale;
+    const Ray ray{{origin_grid[0] / g, origin_grid[1] / g, origin_grid[2] / g},
+                  {(target_grid[0] - origin_grid[0]) / g, (target_grid[1] - origin_grid[1]) / g,
+                   (target_grid[2] - origin_grid[2]) / g},
                   1.5};
     bool at_target = false;
     for (const Built& b : built) {
@@ -503,7 +505,8 @@ TEST_CASE("collider: a ray through a seam edge on a chunk's boundary plane hits 
   };
   ColliderBuilder builder;
   auto a = builder.build(one({{{0, 0, 0, 0}, {0, 0, 512, 0}, {256, 0, 0, 0}}}), {0, 0, 0});
-  auto b = builder.build(one({{{2048, 0, 0, 0}, {1792, 0, 0, 0}, {2048, 0, 512, 0}}}), {-1, 0, 0});
+  constexpr std::int16_t kEdge = 8 * kGridScale;  // x = 0 seen from chunk (-1, 0, 0)
+  auto b = builder.build(one({{{kEdge, 0, 0, 0}, {kEdge - 256, 0, 0, 0}, {kEdge, 0, 512, 0}}}), {-1, 0, 0});
   REQUIRE((a.ok() && b.ok()));
   std::mt19937_64 rng(99);
   std::uniform_real_distribution<double> exponent(-9, -5), z(10, 500), side(-1, 1);
@@ -511,8 +514,9 @@ TEST_CASE("collider: a ray through a seam edge on a chunk's boundary plane hits 
   for (int i = 0; i < 20000; ++i) {
     const double x0 = (side(rng) < 0 ? -1 : 1) * std::pow(10.0, exponent(rng));  // grid units off the plane
     const double zz = z(rng);
-    // Grid units / 256 = voxels = world units (voxel size 1); the ray comes down 100 grid units onto x = 0.
-    const Ray ray{{x0 / 256, 100.0 / 256, zz / 256}, {-x0 / 256 / 100, -1.0 / 256, 0.0}, 150};
+    // Grid units / kGridScale = voxels = world units (voxel size 1); the ray comes down 100 grid units onto x = 0.
+    constexpr double g = kGridScale;
+    const Ray ray{{x0 / g, 100.0 / g, zz / g}, {-x0 / g / 100, -1.0 / g, 0.0}, 150};
     bool hit = false;
     for (const Collider* c : {a->get(), b->get()}) {
       auto pr = prepareRay(ray, c->chunk(), 1.0);

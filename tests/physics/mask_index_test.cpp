@@ -193,7 +193,8 @@ WorldGeometry meshWorld(const World& world) {
       Triangle tri{};
       for (int k = 0; k < 3; ++k) {
         const auto& v = mesh.vertices[mesh.indices[std::size_t(3 * t + k)]];
-        tri.v[std::size_t(k)] = {(o.x + v.x / 256.0) * s, (o.y + v.y / 256.0) * s, (o.z + v.z / 256.0) * s};
+        constexpr double kGrid = vtp::mesher::kPositionScale;
+        tri.v[std::size_t(k)] = {(o.x + v.x / kGrid) * s, (o.y + v.y / kGrid) * s, (o.z + v.z / kGrid) * s};
       }
       for (std::size_t i = 0; i < 3; ++i) {
         tri.lo[i] = std::min({tri.v[0][i], tri.v[1][i], tri.v[2][i]});

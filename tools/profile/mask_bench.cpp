@@ -183,7 +183,7 @@ class SolidVoxels {
 // --- Owned triangles of every surface chunk ----------------------------------------------------------------------
 
 struct Triangle {
-  std::array<std::int32_t, 9> v;  // three vertices, world coordinates [Unit: 1/256 voxel]
+  std::array<std::int32_t, 9> v;  // three vertices, world coordinates [Unit: 1/1024 voxel]
 };
 
 struct Surface {

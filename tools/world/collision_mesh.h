@@ -15,7 +15,7 @@ namespace vtp::tools::world {
 
 /// Triangles of many chunks in one index space.
 struct CollisionMesh {
-  /// Distinct vertex positions. [Unit: 1/256 voxel] in world coordinates: chunk origin * 256 + the mesher's vertex.
+  /// Distinct vertex positions. [Unit: 1/1024 voxel] in world coordinates: chunk origin * 1024 + the mesher's vertex.
   std::vector<std::array<std::int64_t, 3>> positions;
   /// Triangles as indices into `positions`, in the mesher's winding (normals out of the solid); chunks in ChunkCoord
   /// order, each chunk's triangles in the mesher's order.

@@ -15,6 +15,7 @@
 #include "obj_writer.h"
 #include "png_writer.h"
 #include "software_raster.h"
+#include "vtp/mesher/surface_mesher.h"
 
 namespace vtp::tools::world {
 namespace {
@@ -63,7 +64,8 @@ Status renderPng(const CollisionMesh& mesh, const terrain::MaterialTable& materi
   std::vector<std::array<double, 3>> positions;
   positions.reserve(mesh.positions.size());
   for (const auto& p : mesh.positions) {
-    positions.push_back({double(p[0]) / 256.0, double(p[1]) / 256.0, double(p[2]) / 256.0});
+    constexpr double kScale = mesher::kPositionScale;
+    positions.push_back({double(p[0]) / kScale, double(p[1]) / kScale, double(p[2]) / kScale});
   }
   std::vector<Rgb> colours;
   colours.reserve(mesh.materials.size());
@@ -103,9 +105,10 @@ int runExport(const ExportArgs& args) {
   char header[512];
   std::snprintf(header, sizeof header,
                 "vtp-world export-obj: collision triangles (the mesher's solid surface)\n"
-                "units: voxels (1 voxel = %.17g world units); vertices are exact multiples of 1/256\n"
+                "units: voxels (1 voxel = %.17g world units); vertices are exact multiples of 1/%d\n"
                 "%zu vertices, %zu triangles from %zu chunks; one group per material; normals out of the solid",
-                world.voxelSize(), mesh->positions.size(), mesh->triangles.size(), mesh->surface_chunks);
+                world.voxelSize(), mesher::kPositionScale, mesh->positions.size(), mesh->triangles.size(),
+                mesh->surface_chunks);
   if (Status s = writeObj(*mesh, world.materials(), header, args.out); !s) return fail(kToolName, s.error());
   if (!args.png.empty()) {
     if (Status s = renderPng(*mesh, world.materials(), view, args.png); !s) return fail(kToolName, s.error());

@@ -1,6 +1,7 @@
 #include "obj_writer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -8,21 +9,33 @@
 #include <memory>
 #include <numeric>
 
+#include "vtp/mesher/surface_mesher.h"
+
 namespace vtp::tools::world {
 namespace {
 
-// Appends `fixed` / 256 in exact decimal: 1/256 = 0.00390625, so the fraction times 390625 is an 8-digit decimal.
+// The mesher's grid is 2^kFractionBits units per voxel, and 1/2^k = 5^k / 10^k: a fraction of the grid times 5^k is
+// a k-digit decimal (1/1024 = 0.0009765625).
+constexpr int kFractionBits = std::countr_zero(unsigned(mesher::kPositionScale));
+static_assert(mesher::kPositionScale == 1 << kFractionBits);
+constexpr std::uint64_t kFivePower = [] {
+  std::uint64_t p = 1;
+  for (int i = 0; i < kFractionBits; ++i) p *= 5;
+  return p;
+}();
+
+// Appends `fixed` / kPositionScale in exact decimal.
 void appendExact(std::string& out, std::int64_t fixed) {
   if (fixed < 0) out.push_back('-');
   const std::uint64_t mag = fixed < 0 ? 0 - std::uint64_t(fixed) : std::uint64_t(fixed);
   char buf[32];
-  auto end = std::to_chars(buf, buf + sizeof buf, mag >> 8).ptr;
+  auto end = std::to_chars(buf, buf + sizeof buf, mag >> kFractionBits).ptr;
   out.append(buf, end);
-  std::uint32_t frac = std::uint32_t(mag & 255) * 390625u;
+  std::uint64_t frac = (mag & std::uint64_t(mesher::kPositionScale - 1)) * kFivePower;
   if (frac == 0) return;
-  char digits[8];
-  for (int i = 7; i >= 0; --i, frac /= 10) digits[i] = char('0' + frac % 10);
-  int n = 8;
+  char digits[kFractionBits];
+  for (int i = kFractionBits - 1; i >= 0; --i, frac /= 10) digits[i] = char('0' + frac % 10);
+  int n = kFractionBits;
   while (digits[n - 1] == '0') --n;
   out.push_back('.');
   out.append(digits, std::size_t(n));

@@ -1,8 +1,8 @@
 #pragma once
 // Wavefront OBJ output of a CollisionMesh: `v x y z` lines in voxel units, then one `g <material>` group per material
 // with its `f a b c` triangles in the mesher's winding. Coordinates are printed as the shortest exact decimal ("12",
-// "-0.5", "3.00390625"): every multiple of 1/256 has at most 8 decimals, so this is exact where "%.9g" would round
-// (100.00390625 has 11 significant digits). Deterministic: the same mesh gives the same bytes.
+// "-0.5", "3.0009765625"): every multiple of 1/1024 has at most 10 decimals, so this is exact where "%.9g" would
+// round (100.0009765625 has 13 significant digits). Deterministic: the same mesh gives the same bytes.
 
 #include <filesystem>
 #include <string>

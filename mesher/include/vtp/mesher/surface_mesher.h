@@ -14,19 +14,19 @@
 ///   every edge of the world belongs to exactly one chunk; a chunk that stores only air can own triangles (the edges
 ///   from its voxels up into a solid neighbour above).
 /// - **Crossing.** On an active edge, the surface crosses at distance t from the inside end's centre towards the
-///   outside end (1/256 <= t <= 255/256). When either end is saturated (inside weight e_in = 255, or outside weight
-///   e_out = 0), t = (e_in + e_out - 127) / 256 voxel: a column of solid voxels below y = h, voxel h at occupancy q and
-///   air above crosses at height h + (q + 1) / 256 when q >= 128 and h + q / 256 otherwise, within 1/256 voxel of
-///   h + q / 255. When both ends are partly filled (e_in in 128..254, e_out in 1..127: a solid), the occupancy is read
-///   as a field sampled at the voxel centres and t is where it interpolates linearly to 127.5:
-///   t = (e_in - 127.5) / (e_in - e_out) voxel, in 1/256 voxel rounded to nearest (no ties occur), then in 1..255. The
-///   two agree on columns and both are exact for a plane written as clamped linear occupancies, so a gentle slope
-///   written column by column meshes flat: on a 15 degree slope the vertices stay within 0.0055 voxel of the plane
-///   (0.034 with the first rule everywhere, which bumps where the plane passes a row of voxel centres).
+///   outside end (0 < t < 1). When either end is saturated (inside weight e_in = 255, or outside weight e_out = 0),
+///   t = (e_in + e_out - 127.5) / 255 voxel, exactly: a column of solid voxels below y = h, voxel h at occupancy q and
+///   air above crosses at height h + q / 255. When both ends are partly filled (e_in in 128..254, e_out in 1..127: a
+///   solid), the occupancy is read as a field sampled at the voxel centres and t is where it interpolates linearly to
+///   127.5: t = (e_in - 127.5) / (e_in - e_out) voxel, in 1/256 voxel rounded to nearest (no ties occur), then in
+///   1..255. The two agree on columns and both are exact for a plane written as clamped linear occupancies, so a gentle
+///   slope written column by column meshes flat (data/bench/slope_facets.py measures how flat).
 /// - **Cells and vertices.** A cell is the cube between 8 voxel centres, named by its lowest voxel. Its vertex is the
-///   mean of the crossings on its active edges: per axis, the sum of crossing coordinates (in 1/256 voxel, relative to
-///   the centre of the cell's lowest voxel, so each is in 0..256) divided by the number of active edges, rounded down,
-///   then clamped to 1..255. Vertices of different cells therefore never coincide.
+///   mean of the crossings on its active edges: per axis, the mean of the crossing coordinates (relative to the centre
+///   of the cell's lowest voxel, so each is in 0..1 voxel), in 1/1024 voxel rounded down, then clamped to 1..1023.
+///   The crossings are exact rationals (multiples of 1/65280 voxel), so the mean is exact before its one rounding.
+///   Vertices of different cells therefore never coincide. (A 1/256 grid, or rounding each crossing first, tilts the
+///   facets of a 15 degree slope enough to bump a rolling ball; see the slope model.)
 /// - **Quads.** Each owned active edge gives one quad joining the vertices of the 4 cells around it, wound so the
 ///   normal points from the inside end to the outside end (out of the solid). With the edge along axis a and (b, c) the
 ///   next two axes cyclically (x: y,z; y: z,x; z: x,y), the cells around the edge at lower voxel p are, as offsets of
@@ -60,15 +60,15 @@ inline constexpr int kApron = 1;
 /// of the chunk (see ChunkMesh::owned_triangle_count).
 inline constexpr int kWideApron = 2;
 /// Fixed-point units per voxel of vertex positions.
-inline constexpr int kPositionScale = 256;
+inline constexpr int kPositionScale = 1024;
 
 /// Side of the input box for an apron. [Unit: voxel]
 constexpr int boxSide(int apron) { return kChunkSize + 2 * apron; }
 /// Voxels in the input box for an apron.
 constexpr int boxVolume(int apron) { return boxSide(apron) * boxSide(apron) * boxSide(apron); }
 
-/// One vertex. [Unit: 1/256 voxel], relative to the chunk origin (the lower corner of the chunk's voxel (0,0,0)), so
-/// voxel v's centre is at 256 v + 128. Range -383..2431 on every axis (the cells of a 12^3 box).
+/// One vertex. [Unit: 1/1024 voxel], relative to the chunk origin (the lower corner of the chunk's voxel (0,0,0)), so
+/// voxel v's centre is at 1024 v + 512. Range -1535..9727 on every axis (the cells of a 12^3 box).
 struct Vertex {
   std::int16_t x = 0, y = 0, z = 0;
   std::int16_t pad = 0;  ///< Always 0: a vertex is one aligned 8-byte load for the mesher and the narrowphase.
