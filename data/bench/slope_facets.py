@@ -9,10 +9,11 @@ plane) and the largest kink (the angle between neighbouring facets), in radians,
 
 A ball rolling over a facet tilted by a changes its vertical speed by about v a; over a convex kink k it leaves the
 surface and lands again about v k later (a real flight, not a solver artefact). At the test's 7-8 m/s the deviation
-stays under 0.05 m/s only when tilt + kink stays under about 0.01 rad (the committed rules: 0.0151, measured 0.076 m/s).
+stays under 0.05 m/s only when tilt + kink stays under about 0.01 rad (the old rules: 0.0151, measured 0.076 m/s).
 
-Variants: the crossing rule ('current': the column rule (e_in + e_out - 127) / 256 and the linear rule rounded to
-1/256; 'exact': the column rule as (e_in + e_out - 127.5) / 255 and the linear rule, both unrounded), the vertex grid
+Variants: the crossing rule ('old': the column rule (e_in + e_out - 127) / 256 and the linear rule rounded to 1/256,
+the mesher's rules until 2026-11-22; 'committed': the column rule as (e_in + e_out - 127.5) / 255, exact, and the
+linear rule rounded to 1/256; 'exact': both unrounded), the vertex grid
 (units per voxel, the mean rounded down as the mesher does; 0 = unrounded), and Gibson's relaxation ("Constrained
 Elastic Surface Nets", MERL TR99-24): each vertex moved to the mean of its net neighbours, kept inside its cell (at
 weight 1/2, halfway: what the 3D mean of four neighbours gives on this slope, whose two neighbours along z are level).
@@ -36,8 +37,10 @@ def occupancy(x, y):
 def crossing(e_in, e_out, rule):
     """Distance from the inside voxel's centre to the crossing. [voxel]"""
     saturated = e_in == 255 or e_out == 0
-    if rule == "current":
+    if rule == "old":
         return (e_in + e_out - 127) / 256 if saturated else round(256 * (e_in - 127.5) / (e_in - e_out)) / 256
+    if rule == "committed":
+        return (e_in + e_out - 127.5) / 255 if saturated else round(256 * (e_in - 127.5) / (e_in - e_out)) / 256
     return (e_in + e_out - 127.5) / 255 if saturated else (e_in - 127.5) / (e_in - e_out)
 
 
@@ -81,9 +84,9 @@ def profile(rule, grid, relaxations, weight=1.0):
 
 def main():
     print(f"{DEGREES:g} degree slope: variant -> largest facet tilt, largest kink [rad]")
-    for rule, grid, relaxations, weight in (("current", 256, 0, 1.0), ("exact", 256, 0, 1.0), ("current", 1024, 0, 1.0),
-                                            ("exact", 1024, 0, 1.0), ("exact", 0, 0, 1.0), ("current", 256, 1, 1.0),
-                                            ("current", 1024, 1, 1.0), ("current", 1024, 1, 0.5),
+    for rule, grid, relaxations, weight in (("old", 256, 0, 1.0), ("exact", 256, 0, 1.0), ("old", 1024, 0, 1.0),
+                                            ("committed", 1024, 0, 1.0), ("exact", 1024, 0, 1.0), ("exact", 0, 0, 1.0),
+                                            ("old", 256, 1, 1.0), ("old", 1024, 1, 1.0), ("old", 1024, 1, 0.5),
                                             ("exact", 1024, 1, 1.0), ("exact", 1024, 2, 1.0)):
         points = profile(rule, grid, relaxations, weight)
         angles = [math.atan2(q[1] - p[1], q[0] - p[0]) - THETA for p, q in zip(points, points[1:])]

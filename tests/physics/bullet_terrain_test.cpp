@@ -173,15 +173,12 @@ TEST_CASE("bullet terrain: a ball, a capsule and a cylinder rolling across chunk
   }
 }
 
-// Open (issue 6): fails at 0.057-0.10 m/s (start 24.5-36), skipped until it passes; run it with
-// `build/tests/vtp_physics_tests -tc='*15 degree*' --no-skip`. What is left is the mesh's facets: where the plane
-// passes a row of voxel centres, vertices rounded to 1/256 voxel from 8-bit occupancies tilt facets by up to 0.0064
-// rad against the plane and bend neighbours by up to 0.0087 rad. A ball at v changes its vertical speed by v times
-// the tilt, and over a convex bend it flies and lands again (at the committed start: +0.006 m/s on one facet, -0.076
-// on landing, -0.041 on the next). data/bench/slope_facets.py models the mesher's variants: a 1/1024 vertex grid with
-// one step of Gibson's relaxation would bring tilt + bend from 0.0151 to 0.0029 rad; exact arithmetic alone, 0.0060.
-TEST_CASE("bullet terrain: a ball rolls down a 15 degree slope across chunk seams at the expected speed" *
-          doctest::skip()) {
+// What limits this test is the mesh's facets: a ball at v changes its vertical speed by v times a facet's tilt against
+// the plane, and over a convex bend between facets it flies and lands again. With vertices on a 1/256 grid and the
+// column crossing rounded, the facets where the plane passes a row of voxel centres tilted by up to 0.0064 rad and bent
+// by 0.0087, and the ball deviated by 0.076 m/s; with the exact column rule and a 1/1024 grid (surface_mesher.h),
+// 0.025 m/s at this start, 0.024-0.046 over starts x0 = 24.5..36 (data/bench/slope_facets.py models the facets).
+TEST_CASE("bullet terrain: a ball rolls down a 15 degree slope across chunk seams at the expected speed") {
   // Rock below the plane y = x tan(15 deg) over x in [-48, 48): each column full up to the plane's height at its
   // centre, the voxel there partly filled (the mesher puts the surface at h + q / 255).
   const double theta = 15.0 * M_PI / 180.0, slope = std::tan(theta);
