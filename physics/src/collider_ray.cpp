@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "corner_load.h"
@@ -138,23 +139,31 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
   const RayLanes<kZ> lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
   // Two tests per group of 8 leaf boxes. First the segment's integer bounding box against the boxes (int16 compares,
-  // exact): a short ray skips most groups here. Then slabs in float for the survivors, with the boxes grown by one
-  // grid unit so rounding never drops a leaf the exact test hits: t = (plane - origin) / direction, as
-  // (plane - origin_int) * inv - origin_frac * inv.
+  // exact): a short ray skips most groups here. Then slabs in float for the survivors, with the boxes grown by a
+  // margin so rounding never drops a leaf the exact test hits: t = (plane - origin) / direction, as
+  // (plane - origin_int) * inv - origin_frac * inv. Planes lie within `far` grid units of the origin; converting and
+  // multiplying err by less than far / 2^22 units, so the margin is one unit plus that (one unit for an origin within
+  // 4,000 voxels of the chunk).
+  std::int32_t far = 16 * kGridScale;
+  for (int a = 0; a < 3; ++a) far = std::max(far, std::abs(ray.origin_int[std::size_t(a)]) + 16 * kGridScale);
+  const std::int32_t margin = 1 + (far >> 22);
   __m128i segment_lo[3], segment_hi[3];
   __m256i lo_base[3], hi_base[3];
   __m256 inv[3], frac_inv[3];
   for (int a = 0; a < 3; ++a) {
     segment_lo[a] = _mm_set1_epi16(ray.segment_min[std::size_t(a)]);
     segment_hi[a] = _mm_set1_epi16(ray.segment_max[std::size_t(a)]);
-    lo_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] + 1);
-    hi_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] - 1);
+    lo_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] + margin);
+    hi_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] - margin);
     inv[a] = _mm256_set1_ps(ray.inv_direction[std::size_t(a)]);
     frac_inv[a] = _mm256_set1_ps(ray.origin_frac[std::size_t(a)] * ray.inv_direction[std::size_t(a)]);
   }
-  // The box test pays off for short segments only; a long ray overlaps nearly every leaf box's bounds anyway.
+  // The box test pays off for short segments only (under 4 voxels on every axis); a long ray overlaps nearly every
+  // leaf box's bounds anyway.
   bool short_segment = true;
-  for (int a = 0; a < 3; ++a) short_segment = short_segment && ray.segment_max[std::size_t(a)] - ray.segment_min[std::size_t(a)] < 1024;
+  for (int a = 0; a < 3; ++a) {
+    short_segment = short_segment && ray.segment_max[std::size_t(a)] - ray.segment_min[std::size_t(a)] < 4 * kGridScale;
+  }
   // Entry t (non-negative float bits, which order like the floats) above, leaf below: one integer sort.
   std::uint64_t entries[kBatch];
   int n = 0;

@@ -310,10 +310,30 @@ TEST_CASE("collider: rays exactly through shared edges and vertices, on seams to
       ++vertex_rays;
     }
   }
+  // Vertices again, from origins 60,000 voxels away (about 2^26 grid units: vertex minus origin no longer converts
+  // to float exactly, so the slab test's margin has to grow with the distance; with a fixed one-unit margin 2 of
+  // these rays missed). Every vertex lies on its leaves' box faces, where a dropped leaf would show.
+  int far_rays = 0, far_misses = 0;
+  for (const auto& [v, n] : vertices) {
+    if (far_rays >= 1500 || rng() % 3 != 0 || dot(n, n) < 1.0) continue;
+    const P3 target{double(v.p[0]), double(v.p[1]), double(v.p[2])};
+    const double len = std::sqrt(dot(n, n)), distance = 60000.0 * kGridScale;
+    for (const double side : {1.0, -1.0}) {
+      P3 origin;
+      for (int a = 0; a < 3; ++a) {
+        origin[std::size_t(a)] = target[std::size_t(a)] + std::round(side * distance * n[std::size_t(a)] / len) +
+                                 double(std::int64_t(rng() % 2001) - 1000);
+      }
+      if (!hitsTarget(origin, target, 1e-5)) ++far_misses;
+      ++far_rays;
+    }
+  }
   CHECK(edge_rays > 1000);
   CHECK(seam_edges > 50);
   CHECK(vertex_rays > 500);
+  CHECK(far_rays > 500);
   CHECK(misses == 0);
+  CHECK(far_misses == 0);
 }
 
 TEST_CASE("collider: a ray starting inside the solid reports the surface it leaves") {
