@@ -56,7 +56,7 @@ inline unsigned splitExact(__m128i v01, __m128i v23, unsigned split13) {
 // same triangles as vertex sets), so it is asked in one orientation only.
 template <int kAxis>
 inline __m256i splitMasks13(__m256i v01, __m256i v23) {
-  // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^10); the
+  // Squared diagonals |v0 - v2|^2 and |v1 - v3|^2 in one pmaddwd (coordinates in a quad differ by < 2^11); the
   // tag lanes are masked off one factor.
   const __m256i diff = _mm256_sub_epi16(v01, v23);
   const __m256i xyz = _mm256_setr_epi16(-1, -1, -1, 0, -1, -1, -1, 0, -1, -1, -1, 0, -1, -1, -1, 0);

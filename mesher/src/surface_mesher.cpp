@@ -1,4 +1,4 @@
-// Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and integer
+// Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and exact
 // occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast
 // (techniques from ../shared/research/mesher-feasibility.md; the code is ours):
 //   0. the fast path: a box whose voxels from (1, 1, 1) on are all equal (all air, water or one solid) has no surface;
@@ -187,8 +187,9 @@ inline __m256i linearCorrection(__m256i pairs) {
 // edge's two corners, pmaddubsw with the pattern's signs gives the signed weight pairs and pmaddwd adds them in twos:
 // 32-bit lanes (x, x, y, y | z, z, 0, 0), whose sums per axis are the signed weight sums of the vertex mean. Cells
 // with a partly filled corner on each side (128..254 and 1..127) add the linear crossings' corrections: 45% of the
-// surface cells of the default world. Skipping the rest keeps meshing that world at 64.7 M instructions against
-// 75.0 M when every cell pays for the correction (46.9 M with the sum rule alone; data/bench/README.md).
+// surface cells of the default world. Skipping the rest kept meshing that world at 64.7 M instructions against
+// 75.0 M when every cell paid for the correction (46.9 M with the sum rule alone; measured with the 1/256 rules,
+// data/bench/README.md).
 template <int kSide>
 inline __m256i cellSums(const std::uint8_t* corner0, const CellPattern*& pattern) {
   auto pair = [](const std::uint8_t* p) {

@@ -113,7 +113,7 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   r.t_per_s = inv_length * (voxel_size / kGridScale);
   r.max_t = float(ray.max_t * length * scale);
   // The origin's integer part is taken in the world's grid frame, then shifted by the chunk's origin (an integer
-  // multiple of 2048): every chunk gets the same fraction and the same point, bit for bit.
+  // multiple of 8 kGridScale): every chunk gets the same fraction and the same point, bit for bit.
   const __m256d base = chunkGridOrigin(chunk);
   const __m256d whole = _mm256_floor_pd(o);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(r.origin_int.data()), _mm256_cvttpd_epi32(_mm256_sub_pd(whole, base)));

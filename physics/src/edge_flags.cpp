@@ -34,7 +34,8 @@ void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> fla
   }
   for (std::size_t v = vertices; v > 0; --v) start[v] = start[v - 1];
   start[0] = 0;
-  // Every triangle's normal (exact integers, below 2^21 a component: a triangle spans at most two cells).
+  // Every triangle's normal (exact integers, below 2^23 a component: a triangle spans at most two cells, so its edges
+  // are below 2^11 a component).
   scratch.normals.resize(triangles);
   for (std::size_t t = 0; t < triangles; ++t) {
     const mesher::Vertex &p0 = pos[idx[3 * t]], &p1 = pos[idx[3 * t + 1]], &p2 = pos[idx[3 * t + 2]];
@@ -42,7 +43,7 @@ void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> fla
   }
 
   // An edge bends by less than kFlatEdgeAngle when n.m > cos(angle) |n| |m|, squared to avoid the roots (the dot
-  // products are exact in int64, below 2^44).
+  // products are exact in int64, below 2^48, and so in the doubles they are converted to).
   const double cos2 = std::cos(kFlatEdgeAngle) * std::cos(kFlatEdgeAngle);
   // Each edge shared by two owned triangles is classified once, from its first triangle, for both (bit 3 + k of a
   // flag byte marks edge k done; cleared at the end).

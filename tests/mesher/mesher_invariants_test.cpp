@@ -357,7 +357,7 @@ TEST_CASE("SurfaceMesher layer rule and winding") {
       }
     }
     MESSAGE("slopes: largest vertex distance above or below the plane " << worst << " voxel");
-    CHECK(worst < 0.01);
+    CHECK(worst < 0.005);  // 0.0027 measured
   }
 
   SUBCASE(

@@ -230,7 +230,7 @@ P3 sub(const P3& a, const P3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]
 
 // Closed triangle/box overlap by the separating axis theorem (Akenine-Moller, "Fast 3D triangle-box overlap testing",
 // 2001): the 3 box axes, the triangle normal and the 9 edge cross products. Touching counts; a hair of tolerance
-// (1e-9 voxel, far below the 1/256-voxel margin the masks keep) makes rounding err towards "overlaps", which only
+// (1e-9 voxel, far below the mesher's 1/1024-voxel grid) makes rounding err towards "overlaps", which only
 // makes the conservative test stricter.
 bool triangleTouchesBox(const Triangle& t, const Aabb& b, double voxel_size) {
   const double eps = 1e-9 * voxel_size;
@@ -598,7 +598,7 @@ TEST_CASE("MaskIndex conservative") {
     REQUIRE(world->fillBox({{0, 8, 0}, {8, 16, 8}}, kRockId).ok());  // chunk (0,1,0) full rock, (0,0,0) air
     const auto index = makeIndex(*world);
     std::vector<ChunkTouch> out;
-    // The ceiling's triangles lie at y = 8 exactly (t = 128/256 from voxel centre 8.5); the box ends there.
+    // The ceiling's triangles lie at y = 8 exactly (t = 127.5/255 from voxel centre 8.5); the box ends there.
     REQUIRE(index->query({{3.2, 6.0, 3.7}, {3.4, 8.0, 3.9}}, out).ok());
     const auto found = std::find_if(out.begin(), out.end(), [](const ChunkTouch& t) { return t.chunk == ChunkCoord{0, 0, 0}; });
     REQUIRE_MESSAGE(found != out.end(), str(out));

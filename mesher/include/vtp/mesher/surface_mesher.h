@@ -3,8 +3,8 @@
 /// The smooth mesher: the solid surface of one chunk as triangles, from a dense voxel box of the chunk plus an apron.
 ///
 /// Algorithm: surface nets (S. Gibson, "Constrained Elastic Surface Nets", MERL TR99-24, 1998; the dual method
-/// popularised by Mikola Lysenko's "Smooth Voxel Terrain" notes), with vertex positions from occupancy and computed
-/// in integers, so neighbouring chunks agree bit for bit. The rules, which the reference mesher in the tests
+/// popularised by Mikola Lysenko's "Smooth Voxel Terrain" notes), with vertex positions from occupancy computed
+/// exactly (rational crossings, one rounding per vertex), so neighbouring chunks agree bit for bit. The rules, which the reference mesher in the tests
 /// implements independently:
 ///
 /// - **Inside.** A voxel is inside when terrain::isSolidInside (solid material, occupancy >= 128); water and air are

@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// A chunk collider: the chunk's own collision triangles (the mesher's output, lossless on its 1/256-voxel grid) with
+/// A chunk collider: the chunk's own collision triangles (the mesher's output, lossless on its 1/1024-voxel grid) with
 /// a query structure, self-contained and immutable once built, so any number of threads may query it at once.
 ///
 /// Layout (one allocation, sizes in bytes per triangle on the default world in data/bench/):
-///   - vertices: int16 x, y, z on the mesher's grid (1/256 voxel, relative to the chunk origin), 6 bytes each;
+///   - vertices: int16 x, y, z on the mesher's grid (1/1024 voxel, relative to the chunk origin), 6 bytes each;
 ///   - triangles: three u16 arrays of corner offsets into the positions (3 x the vertex index, so a corner is one
 ///     load with no multiply; structure of arrays, 8 triangles per SIMD load); bit 15 of corner k's offset is the edge
 ///     flag of edge k (vertex k to vertex k+1), free because a chunk has at most 729 vertices (offsets below 2,187);
@@ -76,7 +76,7 @@ struct RayHit {
   bool front_face = false;          ///< The ray enters the solid here (direction against the normal).
 };
 
-/// A closed box on a chunk's grid. [Unit: 1/256 voxel, relative to the chunk origin]
+/// A closed box on a chunk's grid. [Unit: 1/1024 voxel (1 / kGridScale), relative to the chunk origin]
 struct GridBox {
   std::array<std::int32_t, 3> min{}, max{};
 };
