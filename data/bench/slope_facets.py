@@ -4,7 +4,7 @@
 The test writes rock below y = x tan(15 deg), each voxel filled to the plane's height at its column's centre and
 rounded to 8 bits (tests/physics/bullet_terrain_test.cpp). The slope is uniform along z, so the mesh is a profile in
 x-y: each cell's vertex is the mean of the crossings on its active edges (surface_mesher.h). This script rebuilds that
-profile in exact arithmetic under each variant and prints the largest facet tilt (the angle between a facet and the
+profile in exact rational arithmetic (fractions) under each variant and prints the largest facet tilt (the angle between a facet and the
 plane) and the largest kink (the angle between neighbouring facets), in radians, over x in (-40, 40).
 
 A ball rolling over a facet tilted by a changes its vertical speed by about v a; over a convex kink k it leaves the
@@ -22,6 +22,7 @@ Usage: python3 data/bench/slope_facets.py [DEGREES]
 """
 import math
 import sys
+from fractions import Fraction as F
 
 DEGREES = float(sys.argv[1]) if len(sys.argv) > 1 else 15.0
 THETA = math.radians(DEGREES)
@@ -35,17 +36,20 @@ def occupancy(x, y):
 
 
 def crossing(e_in, e_out, rule):
-    """Distance from the inside voxel's centre to the crossing. [voxel]"""
+    """Distance from the inside voxel's centre to the crossing, an exact fraction. [voxel]"""
     saturated = e_in == 255 or e_out == 0
+    column = F(2 * (e_in + e_out) - 255, 510)  # (e_in + e_out - 127.5) / 255
+    linear = F(2 * e_in - 255, 2 * (e_in - e_out))  # (e_in - 127.5) / (e_in - e_out)
+    linear_256 = F(math.floor(256 * linear + F(1, 2)), 256)  # rounded to 1/256 (no ties occur)
     if rule == "old":
-        return (e_in + e_out - 127) / 256 if saturated else round(256 * (e_in - 127.5) / (e_in - e_out)) / 256
+        return F(e_in + e_out - 127, 256) if saturated else linear_256
     if rule == "committed":
-        return (e_in + e_out - 127.5) / 255 if saturated else round(256 * (e_in - 127.5) / (e_in - e_out)) / 256
-    return (e_in + e_out - 127.5) / 255 if saturated else (e_in - 127.5) / (e_in - e_out)
+        return column if saturated else linear_256
+    return column if saturated else linear
 
 
 def rounded(v, grid):
-    return math.floor(v * grid) / grid if grid else v
+    return F(math.floor(v * grid), grid) if grid else v
 
 
 def profile(rule, grid, relaxations, weight=1.0):
@@ -60,7 +64,7 @@ def profile(rule, grid, relaxations, weight=1.0):
                 if (ea >= 128) == (eb >= 128):
                     continue
                 inside, e_in, e_out, sign = (a, ea, eb, 1) if ea >= 128 else (b, eb, ea, -1)
-                p = [inside[0] + 0.5, inside[1] + 0.5]
+                p = [inside[0] + F(1, 2), inside[1] + F(1, 2)]
                 p[axis] += sign * crossing(e_in, e_out, rule)
                 points.append(p)
             if points:
@@ -73,10 +77,11 @@ def profile(rule, grid, relaxations, weight=1.0):
         for k in range(1, len(vertices) - 1):
             _, _, i, j = vertices[k]
             x0, y0 = vertices[k][0], vertices[k][1]
-            x = (1 - weight) * x0 + weight * (vertices[k - 1][0] + vertices[k + 1][0]) / 2
-            y = (1 - weight) * y0 + weight * (vertices[k - 1][1] + vertices[k + 1][1]) / 2
-            x = min(max(x, i + 0.5), i + 1.5)
-            y = min(max(y, j + 0.5), j + 1.5)
+            w = F(weight)
+            x = (1 - w) * x0 + w * (vertices[k - 1][0] + vertices[k + 1][0]) / 2
+            y = (1 - w) * y0 + w * (vertices[k - 1][1] + vertices[k + 1][1]) / 2
+            x = min(max(x, i + F(1, 2)), i + F(3, 2))
+            y = min(max(y, j + F(1, 2)), j + F(3, 2))
             moved.append((rounded(x, grid), rounded(y, grid), i, j))
         vertices = moved + [vertices[-1]]
     return [(x, y) for x, y, _, _ in vertices if -40 < x < 40]
@@ -89,7 +94,7 @@ def main():
                                             ("old", 256, 1, 1.0), ("old", 1024, 1, 1.0), ("old", 1024, 1, 0.5),
                                             ("exact", 1024, 1, 1.0), ("exact", 1024, 2, 1.0)):
         points = profile(rule, grid, relaxations, weight)
-        angles = [math.atan2(q[1] - p[1], q[0] - p[0]) - THETA for p, q in zip(points, points[1:])]
+        angles = [math.atan2(float(q[1] - p[1]), float(q[0] - p[0])) - THETA for p, q in zip(points, points[1:])]
         kinks = [abs(b - a) for a, b in zip(angles, angles[1:])]
         tilt, kink = max(map(abs, angles)), max(kinks)
         name = f"crossings {rule}, grid {'exact' if grid == 0 else f'1/{grid}'}, {relaxations} relaxation(s)"
