@@ -6,14 +6,13 @@
 // at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step).
 #include "vtp/physics/water.h"
 
-#include <LinearMath/btConvexHullComputer.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
 #include <vector>
 
+#include "hull_chords.h"
 #include "water_voxels.h"
 
 namespace vtp::physics {
@@ -157,81 +156,16 @@ V3 levelSteepest(const V3& up) {
   return n > 1e-12 ? V3{up[0] / n, 0, up[2] / n} : V3{1, 0, 0};
 }
 
-// Chords of a convex hull along its steepest local axis over a grid covering its bounds, cut by its faces' planes;
-// returns the hull's volume (divergence theorem over its faces), or an error when Bullet finds no solid hull.
+// Chords of a convex hull along its steepest local axis (hull_chords.h); returns the hull's volume, or an error when
+// Bullet finds no solid hull.
 Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double voxel_size) {
-  thread_local btConvexHullComputer hull;
-  hull.compute(shape.points.data()->data(), int(sizeof(shape.points[0])), int(shape.points.size()), 0, 0);
-  if (hull.faces.size() < 4) return Error{ErrorCode::kInvalidArgument, "submerged: convex hull has no volume", {}};
-  struct Plane {
-    V3 n;
-    double d;
-  };
-  thread_local std::vector<Plane> planes;
-  planes.clear();
-  V3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL}, centroid{};
-  for (int i = 0; i < hull.vertices.size(); ++i) {
-    for (int a = 0; a < 3; ++a) {
-      const double x = hull.vertices[i][a];
-      lo[std::size_t(a)] = std::min(lo[std::size_t(a)], x);
-      hi[std::size_t(a)] = std::max(hi[std::size_t(a)], x);
-      centroid[std::size_t(a)] += x / hull.vertices.size();
-    }
-  }
-  double volume = 0;
-  for (int f = 0; f < hull.faces.size(); ++f) {
-    const btConvexHullComputer::Edge* first = &hull.edges[hull.faces[f]];
-    const btConvexHullComputer::Edge* e = first;
-    // Newell's normal, a fan of tetrahedra from the centroid for the volume.
-    V3 n{}, p0{};
-    bool have_p0 = false;
-    do {
-      const btVector3& p = hull.vertices[e->getSourceVertex()];
-      const btVector3& q = hull.vertices[e->getTargetVertex()];
-      const V3 a{p[0] - centroid[0], p[1] - centroid[1], p[2] - centroid[2]};
-      const V3 b{q[0] - centroid[0], q[1] - centroid[1], q[2] - centroid[2]};
-      n[0] += (a[1] - b[1]) * (a[2] + b[2]);
-      n[1] += (a[2] - b[2]) * (a[0] + b[0]);
-      n[2] += (a[0] - b[0]) * (a[1] + b[1]);
-      if (!have_p0) p0 = a, have_p0 = true;
-      volume += std::abs(p0[0] * (a[1] * b[2] - a[2] * b[1]) + p0[1] * (a[2] * b[0] - a[0] * b[2]) +
-                         p0[2] * (a[0] * b[1] - a[1] * b[0])) /
-                6.0;
-      e = e->getNextEdgeOfFace();
-    } while (e != first);
-    const double len = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    if (len == 0) continue;
-    for (double& x : n) x /= len;
-    double d = n[0] * p0[0] + n[1] * p0[1] + n[2] * p0[2];
-    if (d < 0) n = {-n[0], -n[1], -n[2]}, d = -d;  // outward: the centroid is inside
-    planes.push_back({n, d + n[0] * centroid[0] + n[1] * centroid[1] + n[2] * centroid[2]});
-  }
-  // A grid over the plane of the two other axes, chords along the steepest local axis k.
-  const V3 up = layout.up();
-  const std::size_t k = steepestAxis(up);
-  const std::size_t i_axis = (k + 1) % 3, j_axis = (k + 2) % 3;
-  const int ni = samplesFor(hi[i_axis] - lo[i_axis], voxel_size, 16);
-  const int nj = samplesFor(hi[j_axis] - lo[j_axis], voxel_size, 16);
-  const double di = (hi[i_axis] - lo[i_axis]) / ni, dj = (hi[j_axis] - lo[j_axis]) / nj;
+  const std::size_t k = steepestAxis(layout.up());
+  const Result<water::HullChords> hull = water::hullChords(shape.points, k, voxel_size);
+  if (!hull) return hull.error();
   V3 dir{};
   dir[k] = 1;
-  for (int i = 0; i < ni; ++i) {
-    for (int j = 0; j < nj; ++j) {
-      V3 p{};
-      p[i_axis] = lo[i_axis] + (i + 0.5) * di;
-      p[j_axis] = lo[j_axis] + (j + 0.5) * dj;
-      double y0 = lo[k], y1 = hi[k];
-      for (const Plane& plane : planes) {
-        const double rhs = plane.d - plane.n[i_axis] * p[i_axis] - plane.n[j_axis] * p[j_axis];
-        if (plane.n[k] > 1e-12) y1 = std::min(y1, rhs / plane.n[k]);
-        else if (plane.n[k] < -1e-12) y0 = std::max(y0, rhs / plane.n[k]);
-        else if (rhs < 0) y1 = y0;
-      }
-      p[k] = y0;
-      if (y1 > y0) layout.add(p, dir, y1 - y0, di * dj);
-    }
-  }
-  return volume;
+  for (const water::LocalChord& c : hull->chords) layout.add(c.start, dir, c.length, c.weight);
+  return hull->volume;
 }
 
 // The analytic volume of a sphere, box, capsule or cylinder (a hull's comes from its faces, layHull). [world units^3]

@@ -289,6 +289,37 @@ TEST_CASE("submerged volume: whole, dry, occupancy-weighted, not in rock") {
     CHECK(got.centre[0] == doctest::Approx(-1.0));
     check(*w.physics, ConvexShape::hull(cube), {{2, 0, 3}, rotation({1, 2, 0}, 0.3)}, 0.5);
   }
+
+  SUBCASE("hulls are recognised by their points, not by where the caller keeps them") {
+    // Each thread keeps the chords of the hulls it met last (hull_chords.h): the same buffer with new points, more
+    // hulls than it keeps, and every axis must all give what a first call gives.
+    const FlatWater w = flatWater(1.0, 0, 0);
+    std::vector<std::array<float, 3>> points = {{-0.5f, -0.5f, -0.5f}, {0.5f, -0.5f, -0.5f}, {-0.5f, 0.5f, -0.5f},
+                                                {0.5f, 0.5f, -0.5f},   {-0.5f, -0.5f, 0.5f}, {0.5f, -0.5f, 0.5f},
+                                                {-0.5f, 0.5f, 0.5f},   {0.5f, 0.5f, 0.5f}};
+    const ConvexShape shape = ConvexShape::hull(points);
+    const Pose half_in{{2, 0, 3}, rotation({1, 2, 0}, 0.3)};
+    const Submersion first = check(*w.physics, shape, half_in, 0.5);
+    for (int round = 0; round < 2; ++round) {
+      for (int size = 1; size <= 20; ++size) {  // 20 boxes in one buffer: more hulls than a thread keeps
+        for (auto& p : points) p = {std::copysign(0.25f * float(size), p[0]), p[1], p[2]};
+        check(*w.physics, shape, {{2, -6, 3}, rotation({0, 1, 1}, 0.7)}, 0.5 * size, 1e-6);
+        // Lying on each side in turn, so chords run along every local axis.
+        for (const auto& axis : {std::array<double, 3>{1, 0, 0}, std::array<double, 3>{0, 0, 1}}) {
+          check(*w.physics, shape, {{2, -6, 3}, rotation(axis, 1.5)}, 0.5 * size, 1e-6);
+        }
+      }
+      for (auto& p : points) p[0] = std::copysign(0.5f, p[0]);
+      const Submersion again = check(*w.physics, shape, half_in, 0.5);
+      CHECK(again.volume == first.volume);  // bit for bit: the same chords
+      CHECK(again.centre == first.centre);
+    }
+    // A flat hull has no volume, whatever was kept for the buffer before.
+    for (auto& p : points) p[1] = 0;
+    auto flat = submerged(*w.physics, shape, half_in);
+    REQUIRE(!flat.ok());
+    CHECK(flat.error().code == vtp::ErrorCode::kInvalidArgument);
+  }
 }
 
 TEST_CASE("submerged volume refuses bad input") {

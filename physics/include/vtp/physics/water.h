@@ -53,8 +53,9 @@ struct Submersion {
 /// capsule's is their radius; a convex hull's volume is the hull of its points, its margin ignored.
 /// Cost (measured, one thread of this shared 2-core machine, 1-voxel bodies): 12-18 microseconds across the surface
 /// (one readBox of the voxels the body reaches, 200-400 chords walked); about 0.2 microseconds wholly dry or wholly
-/// in full water (the voxels read show it; no chord is laid). A convex hull adds computing its faces (Bullet's
-/// btConvexHullComputer) every call.
+/// in full water (the voxels read show it; no chord is laid). A convex hull's faces (Bullet's btConvexHullComputer)
+/// and its chords in its own frame are computed on a thread's first call for those points (and voxel size), then
+/// kept: each thread keeps its last 16 hulls, recognised by their points' values, with at most 2 MiB of chords.
 /// Errors: an invalid shape or pose (kInvalidArgument, see validate()); a body whose bounds reach 2^16 voxels from the
 /// origin (kOutOfRange). Nothing is changed either way.
 Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& shape, const Pose& pose);
