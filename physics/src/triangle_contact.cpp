@@ -26,35 +26,76 @@ struct GjkResult final : btDiscreteCollisionDetectorInterface::Result {
   }
 };
 
-// Closest points of segments p1q1 and p2q2: s and t along each.
-void closestSegmentSegment(const btVector3& p1, const btVector3& q1, const btVector3& p2, const btVector3& q2,
-                           btVector3& c1, btVector3& c2) {
-  const btVector3 d1 = q1 - p1, d2 = q2 - p2, r = p1 - p2;
-  const btScalar a = d1.dot(d1), e = d2.dot(d2), f = d2.dot(r);
-  btScalar s = 0, t = 0;
-  if (a <= kDegenerate && e <= kDegenerate) {
+// A point or vector in double precision, with the operations the closest-point routines below use (btVector3's),
+// for the box's closest features: the difference of two closest points a tiny gap apart keeps its direction.
+struct D3 {
+  double x = 0, y = 0, z = 0;
+  D3() = default;
+  D3(double a, double b, double c) : x(a), y(b), z(c) {}
+  explicit D3(const btVector3& v) : x(v.x()), y(v.y()), z(v.z()) {}
+  D3 operator+(const D3& o) const { return {x + o.x, y + o.y, z + o.z}; }
+  D3 operator-(const D3& o) const { return {x - o.x, y - o.y, z - o.z}; }
+  D3 operator*(double s) const { return {x * s, y * s, z * s}; }
+  double dot(const D3& o) const { return x * o.x + y * o.y + z * o.z; }
+  double length2() const { return dot(*this); }
+  D3 cross(const D3& o) const { return {y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x}; }
+  btVector3 toBullet() const { return {btScalar(x), btScalar(y), btScalar(z)}; }
+};
+
+// Closest points of segments p1q1 and p2q2: s and t along each. V is btVector3 or D3.
+template <class V>
+void closestSegmentSegment(const V& p1, const V& q1, const V& p2, const V& q2, V& c1, V& c2) {
+  using S = decltype(p1.dot(q1));
+  const S zero = 0, one = 1, degenerate = S(kDegenerate);
+  const V d1 = q1 - p1, d2 = q2 - p2, r = p1 - p2;
+  const S a = d1.dot(d1), e = d2.dot(d2), f = d2.dot(r);
+  S s = 0, t = 0;
+  if (a <= degenerate && e <= degenerate) {
     s = t = 0;
-  } else if (a <= kDegenerate) {
-    t = std::clamp(f / e, btScalar(0), btScalar(1));
+  } else if (a <= degenerate) {
+    t = std::clamp(f / e, zero, one);
   } else {
-    const btScalar c = d1.dot(r);
-    if (e <= kDegenerate) {
-      s = std::clamp(-c / a, btScalar(0), btScalar(1));
+    const S c = d1.dot(r);
+    if (e <= degenerate) {
+      s = std::clamp(-c / a, zero, one);
     } else {
-      const btScalar b = d1.dot(d2), denom = a * e - b * b;
-      s = denom > 0 ? std::clamp((b * f - c * e) / denom, btScalar(0), btScalar(1)) : 0;
+      const S b = d1.dot(d2), denom = a * e - b * b;
+      s = denom > 0 ? std::clamp((b * f - c * e) / denom, zero, one) : 0;
       t = (b * s + f) / e;
       if (t < 0) {
         t = 0;
-        s = std::clamp(-c / a, btScalar(0), btScalar(1));
+        s = std::clamp(-c / a, zero, one);
       } else if (t > 1) {
         t = 1;
-        s = std::clamp((b - c) / a, btScalar(0), btScalar(1));
+        s = std::clamp((b - c) / a, zero, one);
       }
     }
   }
   c1 = p1 + d1 * s;
   c2 = p2 + d2 * t;
+}
+
+// The point of triangle t closest to p (Ericson 5.1.5). V is btVector3 or D3.
+template <class V>
+V closestOnTriangle(const V& p, const V t[3]) {
+  const V &a = t[0], &b = t[1], &c = t[2];
+  const V ab = b - a, ac = c - a, ap = p - a;
+  const auto d1 = ab.dot(ap), d2 = ac.dot(ap);
+  if (d1 <= 0 && d2 <= 0) return a;
+  const V bp = p - b;
+  const auto d3 = ab.dot(bp), d4 = ac.dot(bp);
+  if (d3 >= 0 && d4 <= d3) return b;
+  const auto vc = d1 * d4 - d3 * d2;
+  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
+  const V cp = p - c;
+  const auto d5 = ab.dot(cp), d6 = ac.dot(cp);
+  if (d6 >= 0 && d5 <= d6) return c;
+  const auto vb = d5 * d2 - d1 * d6;
+  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
+  const auto va = d3 * d6 - d5 * d4;
+  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+  const auto denom = 1 / (va + vb + vc);
+  return a + ab * (vb * denom) + ac * (vc * denom);
 }
 
 // The contact of a sphere of `radius` around core point `q` whose closest triangle point is `p`; false when the
@@ -155,59 +196,62 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     out = {least_normal, corner + least_normal * least, -(least + margin)};
     return out.distance < threshold;
   }
-  // Separated cores: the closest features, found in the box's centre frame (v, and corners relative to the centre),
-  // so a tiny gap's direction keeps float precision near the chunk's far corner. Along the most separating axis, when
-  // the witnesses face each other (the core's nearest corner over the triangle, or the triangle's nearest corner over
-  // the box's face), that separation is the distance.
-  bool degenerate = false;
-  auto contactOf = [&](const btVector3& on_box, const btVector3& on_triangle) {  // both relative to the centre
-    if (pointContact(on_box, on_triangle, margin, threshold, degenerate, out)) {
-      out.point += centre;
-      return true;
-    }
-    return degenerate && gjkTriangleContact(s, t, threshold, out, gjk_calls);
+  // Separated cores: the closest features, in double precision in the box's centre frame (the triangle, the centre
+  // and the box's frame are floats, so this starts exact): at a tiny gap, the direction between the closest points
+  // would otherwise be mostly rounding. Along the most separating axis, when the witnesses face each other (the
+  // core's nearest corner over the triangle, or the triangle's nearest corner over the box's face), that separation
+  // is the distance and the axis the normal.
+  const D3 dc(centre), da[3] = {D3(axis[0]), D3(axis[1]), D3(axis[2])};
+  const D3 dv[3] = {D3(t[0]) - dc, D3(t[1]) - dc, D3(t[2]) - dc};
+  auto boxPoint = [&](double x, double y, double z) { return da[0] * x + da[1] * y + da[2] * z; };
+  D3 dcorners[8];
+  for (int c = 0; c < 8; ++c) dcorners[c] = boxPoint(c & 1 ? e[0] : -e[0], c & 2 ? e[1] : -e[1], c & 4 ? e[2] : -e[2]);
+  // The contact between box point q and triangle point p (relative to the centre); GJK/EPA decides when they meet.
+  auto contactOf = [&](const D3& q, const D3& p) {
+    const double len = std::sqrt((q - p).length2());
+    if (len < kDegenerate) return gjkTriangleContact(s, t, threshold, out, gjk_calls);
+    if (len - margin >= threshold) return false;
+    out = {((q - p) * (1 / len)).toBullet(), centre + p.toBullet(), btScalar(len - margin)};
+    return true;
   };
-  btVector3 corners[8];  // relative to the centre
-  for (int c = 0; c < 8; ++c)
-    corners[c] = basis * btVector3(c & 1 ? e[0] : -e[0], c & 2 ? e[1] : -e[1], c & 4 ? e[2] : -e[2]);
   if (gap_axis == 3) {
-    const btVector3& m = gap_normal;
-    const btVector3& corner = corners[(axis[0].dot(m) > 0 ? 0 : 1) | (axis[1].dot(m) > 0 ? 0 : 2) |
-                                      (axis[2].dot(m) > 0 ? 0 : 4)];
-    const btVector3 foot = corner - m * (corner - v[0]).dot(m);
-    if ((closestPointOnTriangle(foot, v) - foot).length2() <= kDegenerate * kDegenerate) return contactOf(corner, foot);
+    D3 m = (dv[1] - dv[0]).cross(dv[2] - dv[1]);
+    m = m * ((m.dot(D3(gap_normal)) > 0 ? 1 : -1) / std::sqrt(m.length2()));
+    const D3& corner = dcorners[(da[0].dot(m) > 0 ? 0 : 1) | (da[1].dot(m) > 0 ? 0 : 2) | (da[2].dot(m) > 0 ? 0 : 4)];
+    const D3 foot = corner - m * (corner - dv[0]).dot(m);
+    const bool over = (closestOnTriangle(foot, dv) - foot).length2() <= 1e-20;  // on the triangle, within 1e-10
+    if (over) return contactOf(corner, foot);
   } else if (gap_axis >= 0 && gap_axis < 3) {
-    const btVector3& m = gap_normal;  // a box face normal, pointing from the triangle to the box
+    const D3 m(gap_normal);  // a box face normal, pointing from the triangle to the box
     int nearest = 0;
     for (int k = 1; k < 3; ++k)
-      if (v[k].dot(m) > v[nearest].dot(m)) nearest = k;
+      if (dv[k].dot(m) > dv[nearest].dot(m)) nearest = k;
     const int u = (gap_axis + 1) % 3, w = (gap_axis + 2) % 3;
-    if (std::abs(v[nearest].dot(axis[u])) <= e[u] && std::abs(v[nearest].dot(axis[w])) <= e[w]) {
-      return contactOf(v[nearest] + m * best_gap, v[nearest]);
+    if (std::abs(dv[nearest].dot(da[u])) <= e[u] && std::abs(dv[nearest].dot(da[w])) <= e[w]) {
+      return contactOf(dv[nearest] + m * -(e[gap_axis] + dv[nearest].dot(m)), dv[nearest]);
     }
   }
   // Otherwise the closest features, searched.
-  btVector3 best_q(0, 0, 0), best_p = v[0];
-  btScalar best = BT_LARGE_FLOAT;
-  auto consider = [&](const btVector3& q, const btVector3& p) {
-    const btScalar d = (q - p).length2();
+  D3 best_q, best_p = dv[0];
+  double best = HUGE_VAL;
+  auto consider = [&](const D3& q, const D3& p) {
+    const double d = (q - p).length2();
     if (d < best) best = d, best_q = q, best_p = p;
   };
   for (int k = 0; k < 3; ++k) {
     // The box point closest to corner k: clamp in the box's frame.
-    const btVector3 local(v[k].dot(axis[0]), v[k].dot(axis[1]), v[k].dot(axis[2]));
-    const btVector3 clamped(std::clamp(local[0], -e[0], e[0]), std::clamp(local[1], -e[1], e[1]),
-                            std::clamp(local[2], -e[2], e[2]));
-    consider(basis * clamped, v[k]);
+    consider(boxPoint(std::clamp(dv[k].dot(da[0]), -double(e[0]), double(e[0])),
+                      std::clamp(dv[k].dot(da[1]), -double(e[1]), double(e[1])),
+                      std::clamp(dv[k].dot(da[2]), -double(e[2]), double(e[2]))),
+             dv[k]);
   }
-  for (const btVector3& c : corners) consider(c, closestPointOnTriangle(c, v));
+  for (const D3& c : dcorners) consider(c, closestOnTriangle(c, dv));
   for (int c = 0; c < 8; ++c) {
     for (int a = 0; a < 3; ++a) {
       if (c & (1 << a)) continue;  // each edge once, from its lower corner
-      const btVector3 &p = corners[c], &q = corners[c | (1 << a)];
       for (int k = 0; k < 3; ++k) {
-        btVector3 on_box, on_triangle;
-        closestSegmentSegment(p, q, v[k], v[(k + 1) % 3], on_box, on_triangle);
+        D3 on_box, on_triangle;
+        closestSegmentSegment(dcorners[c], dcorners[c | (1 << a)], dv[k], dv[(k + 1) % 3], on_box, on_triangle);
         consider(on_box, on_triangle);
       }
     }
@@ -217,26 +261,7 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
 
 }  // namespace
 
-btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]) {
-  const btVector3 &a = t[0], &b = t[1], &c = t[2];
-  const btVector3 ab = b - a, ac = c - a, ap = p - a;
-  const btScalar d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0 && d2 <= 0) return a;
-  const btVector3 bp = p - b;
-  const btScalar d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0 && d4 <= d3) return b;
-  const btScalar vc = d1 * d4 - d3 * d2;
-  if (vc <= 0 && d1 >= 0 && d3 <= 0) return a + ab * (d1 / (d1 - d3));
-  const btVector3 cp = p - c;
-  const btScalar d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0 && d5 <= d6) return c;
-  const btScalar vb = d5 * d2 - d1 * d6;
-  if (vb <= 0 && d2 >= 0 && d6 <= 0) return a + ac * (d2 / (d2 - d6));
-  const btScalar va = d3 * d6 - d5 * d4;
-  if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-  const btScalar denom = 1 / (va + vb + vc);
-  return a + ab * (vb * denom) + ac * (vc * denom);
-}
+btVector3 closestPointOnTriangle(const btVector3& p, const btVector3 t[3]) { return closestOnTriangle(p, t); }
 
 int boxFacePoints(const ShapeInChunk& s, const btVector3 t[3], const btVector3& n, btScalar threshold,
                   TriangleContact out[kMaxFacePoints]) {

@@ -224,15 +224,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
         continue;  // (EPA's normal is as unconverged as its depth)
       }
       const double angle = std::acos(std::clamp(double(c.normal.dot(ref.normal)), -1.0, 1.0));
-      // Where the cores lie a gap g apart (depth within the margin), the normal is the direction between their closest
-      // points, which single precision knows only to about the points' rounding (kPointNoise: a few roundings of
-      // coordinates up to a chunk across) over g; two computations of it, Bullet's and ours, agree to that, not
-      // better. Against an exact double-precision answer: at g = 1.1e-4 (an edge-edge pair) EPA's normal was 2e-3 rad
-      // off and ours 4.7e-3; at g = 7e-5 (a triangle corner over a box edge) EPA's 1.8e-3, ours 6e-4.
-      constexpr double kPointNoise = 1e-6;
-      const double core_gap = double(bt->getMargin()) - ref.depth;
-      const double tolerance = core_gap > 0 ? std::max(1e-3, kPointNoise / core_gap) : 1e-3;
-      if (angle > tolerance) {
+      if (angle > 1e-3) {
         // EPA may pick among equally deep axes: ours must be one of them.
         btVector3 t[3];
         triangleInWorld(*brute.at(key.first), key.second, voxel_size, t);
