@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "alloc_hook.h"
 #include "vtp/physics/terrain_physics.h"
@@ -12,9 +14,18 @@
 namespace vtp::tools::sim {
 namespace {
 
+// A body a check flagged: its index in id order, shape and centre, for the report's details.
+struct FlaggedBody {
+  std::size_t id;
+  std::string shape;
+  btVector3 centre;
+};
+
 struct BodyChecks {
   int below = 0, out_of_world = 0, nan = 0, asleep = 0;
+  std::vector<FlaggedBody> flagged_below;  // the first kMaxFlagged
 };
+constexpr std::size_t kMaxFlagged = 16;
 
 BodyChecks checkBodies(SimWorld& sim, const Scene& scene) {
   BodyChecks checks;
@@ -22,7 +33,8 @@ BodyChecks checkBodies(SimWorld& sim, const Scene& scene) {
   const double s = scene.voxel_size;
   const terrain::VoxelBox& b = scene.bounds;
   std::vector<physics::WorldRayHit> hits;
-  for (const btRigidBody* body : sim.bodies()) {
+  for (std::size_t id = 0; id < sim.bodies().size(); ++id) {
+    const btRigidBody* body = sim.bodies()[id];
     if (!body->isActive()) ++checks.asleep;
     const btVector3 p = body->getCenterOfMassPosition();
     const btVector3 v = body->getLinearVelocity(), w = body->getAngularVelocity();
@@ -50,7 +62,12 @@ BodyChecks checkBodies(SimWorld& sim, const Scene& scene) {
                           hits[k].hit.front_face == hits[k - 1].hit.front_face;
       if (!repeat) ++crossings;
     }
-    if (crossings % 2 == 1) ++checks.below;
+    if (crossings % 2 == 1) {
+      ++checks.below;
+      if (checks.flagged_below.size() < kMaxFlagged) {
+        checks.flagged_below.push_back({id, body->getCollisionShape()->getName(), p});
+      }
+    }
   }
   return checks;
 }
@@ -106,6 +123,12 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["empty_narrowphase_calls"] = sim.emptyTerrainPairCalls();
   j["ray_hits"] = sim.rayHits();
   for (const auto& [name, value] : counters.details) j["details"][name] = value;
+  // Which bodies ended below the terrain, so a failed check can be replayed and looked at.
+  j["details"]["below_terrain"] = nlohmann::json::array();
+  for (const FlaggedBody& f : checks.flagged_below) {
+    j["details"]["below_terrain"].push_back(
+        {{"id", f.id}, {"shape", f.shape}, {"centre", {f.centre.x(), f.centre.y(), f.centre.z()}}});
+  }
   return j;
 }
 
