@@ -76,6 +76,23 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
   return collider.gather(box, scratch.ids, scratch.vertices, voxel_size);
 }
 
+bool faceFront(const btVector3 t[3], const ShapeInChunk& shape, TriangleContact& c) {
+  btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
+  const btScalar len = n.length();
+  if (len < btScalar(1e-12) || c.normal.dot(n) >= 0) return true;
+  n /= len;
+  const btVector3 centre = shape.pose.getOrigin();
+  for (int k = 0; k < 3; ++k) {  // counter-clockwise seen from the front: over the face is left of every edge
+    if ((t[(k + 1) % 3] - t[k]).cross(centre - t[k]).dot(n) < 0) return false;
+  }
+  // The shape's deepest point along -n (its margin-rounded surface), against the face's plane.
+  const btVector3 deepest = shape.pose * shape.shape->localGetSupportingVertex(shape.pose.getBasis().transpose() * -n);
+  c.distance = (deepest - t[0]).dot(n);
+  c.normal = n;
+  c.point = deepest - n * c.distance;
+  return true;
+}
+
 void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChunk& shape, TriangleContact& c) {
   btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
   const btScalar len = n.length();
@@ -121,7 +138,7 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChun
 
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
-                   ContactCounters& counters, bool correct_edges) {
+                   ContactCounters& counters, bool correct_edges, bool one_sided) {
   scratch.contacts.clear();
   const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);
@@ -134,6 +151,7 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     c.triangle = scratch.ids[std::size_t(i)];
     const ColliderTriangle stored = collider.triangle(c.triangle);
     c.material = stored.material;
+    if (one_sided && !faceFront(triangle, shape, c.contact)) continue;
     if (correct_edges) correctInternalEdge(triangle, stored.edge_flags, shape, c.contact);
     scratch.contacts.push_back(c);
     if (shape.special == Special::kBox) {

@@ -54,6 +54,14 @@ ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, 
 int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, const std::array<double, 3>& max,
                     double voxel_size, ContactScratch& scratch);
 
+/// One-sided terrain: a triangle's back faces the inside of the solid. A contact `c` whose normal points into the
+/// solid (a body sunk so far through the face that its least overlap is further in) takes the face normal and the
+/// depth the shape reaches behind the face's plane when the shape's centre lies over the face (projects inside the
+/// triangle); elsewhere (a body in front of a neighbouring face but behind this one's extended plane, past a ridge) it
+/// is dropped, since the neighbour's contact holds the body. Returns false when dropped; other contacts are left as
+/// they are.
+bool faceFront(const btVector3 t[3], const ShapeInChunk& shape, TriangleContact& c);
+
 /// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or
 /// on a corner between such edges, takes the face normal: a body sliding or rolling across the terrain's internal
 /// edges meets no ghost bumps. The distance is kept; the point moves to where the shape's core point behind the
@@ -64,10 +72,11 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChun
 
 /// Every triangle contact closer than `threshold` between `shape` and the triangles of `collider` overlapping the
 /// world box [min, max] (the shape's bounds grown by the threshold), into scratch.contacts (cleared first), with
-/// internal edges corrected when `correct_edges` (the raw contacts are what GJK/EPA reports).
+/// internal edges corrected when `correct_edges` (the raw contacts are what GJK/EPA reports) and contacts from behind
+/// a face turned or dropped by faceFront when `one_sided`.
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
-                   ContactCounters& counters, bool correct_edges = true);
+                   ContactCounters& counters, bool correct_edges = true, bool one_sided = false);
 
 /// At most kManifoldPoints of `contacts` spanning the largest area: the deepest (of those as deep, within 2e-5, the
 /// farthest from their centre), the farthest from it, the one making the largest triangle with those, and the one

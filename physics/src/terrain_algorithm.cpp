@@ -71,7 +71,8 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       if (!pin) continue;  // beyond physics' range: the tracker already refused such boxes
       const ShapeInChunk placed = placeInChunk(*shape, pose.getBasis(), position, link.chunk, voxel_size);
       ContactCounters counters;
-      chunkContacts(*pin.value(), placed, min, max, voxel_size, threshold, s.scratch, counters);
+      chunkContacts(*pin.value(), placed, min, max, voxel_size, threshold, s.scratch, counters, /*correct_edges=*/true,
+                    s.options.one_sided);
       s.stats.gjk_calls += counters.gjk_calls;
       std::array<ChunkContact, kManifoldPoints> kept;
       const int n = reduceContacts(s.scratch.contacts, kept);

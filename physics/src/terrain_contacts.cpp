@@ -43,7 +43,8 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
     ++chunks;
     const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, touch.chunk, m_voxel_size);
     chunkContacts(*pin.value(), placed, {box.min.x, box.min.y, box.min.z}, {box.max.x, box.max.y, box.max.z},
-                  m_voxel_size, btScalar(options.contact_distance), scratch, counters);
+                  m_voxel_size, btScalar(options.contact_distance), scratch, counters, /*correct_edges=*/true,
+                  options.one_sided);
     if (scratch.contacts.empty()) continue;
     std::array<ChunkContact, kManifoldPoints> kept;
     ChunkManifold m;

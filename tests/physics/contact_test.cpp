@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <BulletCollision/CollisionShapes/btSphereShape.h>
 #include <BulletCollision/CollisionShapes/btTriangleShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btGjkEpaPenetrationDepthSolver.h>
 #include <BulletCollision/NarrowPhaseCollision/btGjkPairDetector.h>
@@ -357,4 +358,39 @@ TEST_CASE("contacts: a box resting on flat ground gets its four corners at groun
     if (std::abs(std::abs(p.point[0] - 4) - 0.46) < 1e-4 && std::abs(std::abs(p.point[2] - 4) - 0.46) < 1e-4) ++corners;
   }
   CHECK(corners == 4);
+}
+
+TEST_CASE("contacts: one-sided terrain turns a contact from behind to the face over it and drops it past a ridge") {
+  // Triangle in the plane y = 0, facing up (counter-clockwise seen from above), over x, z in [0, 2].
+  const btVector3 t[3] = {btVector3(0, 0, 0), btVector3(0, 0, 2), btVector3(2, 0, 0)};
+  btSphereShape sphere(0.5f);
+  ShapeInChunk s;
+  s.shape = &sphere;
+  s.special = Special::kSphere;
+  s.radius = 0.5f;
+  auto at = [&](float x, float y, float z) {
+    s.pose.setIdentity();
+    s.pose.setOrigin(btVector3(x, y, z));
+  };
+  SUBCASE("a centre over the face: the face normal, as deep as the sphere reaches below the plane") {
+    at(0.5f, -0.2f, 0.5f);
+    TriangleContact c{btVector3(0, -1, 0), btVector3(0.5f, 0, 0.5f), -0.3f};  // two-sided: pushed further down
+    REQUIRE(faceFront(t, s, c));
+    CHECK(c.normal.y() == doctest::Approx(1));
+    CHECK(c.distance == doctest::Approx(-0.7));  // the sphere's lowest point, 0.7 below the plane
+    CHECK(c.point.y() == doctest::Approx(0));
+    CHECK(c.point.x() == doctest::Approx(0.5));
+  }
+  SUBCASE("a centre past the face's edge (in front of a neighbour, behind this plane): dropped") {
+    at(-0.3f, -0.2f, 0.5f);
+    TriangleContact c{btVector3(-0.8f, -0.6f, 0), btVector3(0, 0, 0.5f), -0.1f};
+    CHECK_FALSE(faceFront(t, s, c));
+  }
+  SUBCASE("a contact from the front is left alone") {
+    at(0.5f, 0.4f, 0.5f);
+    TriangleContact c{btVector3(0, 1, 0), btVector3(0.5f, 0, 0.5f), -0.1f};
+    REQUIRE(faceFront(t, s, c));
+    CHECK(c.distance == doctest::Approx(-0.1));
+    CHECK(c.normal.y() == doctest::Approx(1));
+  }
 }

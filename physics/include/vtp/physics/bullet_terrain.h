@@ -32,6 +32,9 @@ struct BulletTerrainOptions {
   double max_reuse_distance = 0.01;
   /// [Unit: radian] (0.5 degree)
   double max_reuse_angle = 0.00872664626;
+  /// One-sided terrain contacts (ContactOptions::one_sided): a body whose corner is pressed deep into a slope, where
+  /// the least overlap with some triangle points further in, is pushed out through the face instead.
+  bool one_sided = true;
 };
 
 /// Counters since attach (or the last resetStats()).

@@ -38,6 +38,12 @@ struct ContactOptions {
   /// Points separated by less than this are reported too (Bullet's contact breaking threshold plays this role).
   /// [Unit: world units] finite, >= 0.
   double contact_distance = 0.02;
+  /// Treat the terrain as one-sided (a triangle's back faces the inside of the solid): a contact whose normal points
+  /// into the solid takes the face normal and the depth behind the face's plane where the shape's centre lies over
+  /// the face, and is dropped elsewhere (past a ridge, where the neighbouring face holds the body). Off by default, so
+  /// the contacts are GJK/EPA's two-sided ones (with internal edges corrected); the Bullet adapter turns it on
+  /// (BulletTerrainOptions::one_sided): a body pressed deep into a slope is pushed out, never through.
+  bool one_sided = false;
 };
 
 /// Work a query did.
