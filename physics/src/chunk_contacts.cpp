@@ -78,8 +78,9 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
 
 bool faceFront(const btVector3 t[3], const ShapeInChunk& shape, TriangleContact& c) {
   btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
+  if (c.normal.dot(n) >= 0) return true;  // from the front: nearly every contact stops here
   const btScalar len = n.length();
-  if (len < btScalar(1e-12) || c.normal.dot(n) >= 0) return true;
+  if (len < btScalar(1e-12)) return true;
   n /= len;
   const btVector3 centre = shape.pose.getOrigin();
   for (int k = 0; k < 3; ++k) {  // counter-clockwise seen from the front: over the face is left of every edge

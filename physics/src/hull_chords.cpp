@@ -84,16 +84,11 @@ void describe(Entry& e) {
   e.hi = hi;
 }
 
-// Samples along an axis: at least 16, at least 2 per voxel of `extent`, at most 128.
-int samplesFor(double extent, double voxel_size) {
-  return std::clamp(int(std::ceil(2.0 * extent / voxel_size)), 16, 128);
-}
-
 // A grid over the plane of the two other axes, chords along axis k, each cut by the planes.
 std::vector<LocalChord> layChords(const Entry& e, std::size_t k) {
   const std::size_t i_axis = (k + 1) % 3, j_axis = (k + 2) % 3;
-  const int ni = samplesFor(e.hi[i_axis] - e.lo[i_axis], e.voxel_size);
-  const int nj = samplesFor(e.hi[j_axis] - e.lo[j_axis], e.voxel_size);
+  const int ni = samplesFor(e.hi[i_axis] - e.lo[i_axis], e.voxel_size, 16);
+  const int nj = samplesFor(e.hi[j_axis] - e.lo[j_axis], e.voxel_size, 16);
   const double di = (e.hi[i_axis] - e.lo[i_axis]) / ni, dj = (e.hi[j_axis] - e.lo[j_axis]) / nj;
   std::vector<LocalChord> chords;
   chords.reserve(std::size_t(ni) * std::size_t(nj));

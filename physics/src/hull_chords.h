@@ -5,7 +5,9 @@
 // them every step): the convex hull (Bullet's btConvexHullComputer), its planes and volume once per hull, the chords
 // once per axis.
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <span>
 
@@ -26,12 +28,20 @@ struct HullChords {
   std::span<const LocalChord> chords;    ///< Valid until this thread's next hullChords call.
 };
 
+/// Samples along one axis of a chord quadrature (water.cpp's shapes and the hulls here): at least `base`, at least 2
+/// per voxel of `extent` (so uneven water is resolved on big bodies), at most 128. [Unit: extent and voxel_size in
+/// world units; voxel_size > 0]
+inline int samplesFor(double extent, double voxel_size, int base) {
+  return std::clamp(int(std::ceil(2.0 * extent / voxel_size)), base, 128);
+}
+
 /// Hulls (with their chords) each thread keeps, and the most bytes of chords it keeps beyond the hull in use.
 inline constexpr std::size_t kHullCacheEntries = 16;
 inline constexpr std::size_t kHullCacheBytes = std::size_t(2) << 20;
 
-/// The chords of the hull of `points` along its local axis `axis` (0, 1 or 2): at least 16 per side of the grid and
-/// 2 per voxel of extent, at most 128. Errors (kInvalidArgument): points without a solid hull.
+/// The chords of the hull of `points` along its local axis `axis` (0, 1 or 2): samplesFor(side, voxel_size, 16) per
+/// side of the grid. `voxel_size` > 0 (the world's). Errors (kInvalidArgument): points without a solid hull (fewer
+/// than 4 faces: too few points, or all in a plane).
 Result<HullChords> hullChords(std::span<const std::array<float, 3>> points, std::size_t axis, double voxel_size);
 
 }  // namespace vtp::physics::water

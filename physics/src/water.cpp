@@ -56,11 +56,7 @@ constexpr std::int64_t kMaxBlockVoxels = 32 * 32 * 32;
 // 1.8% (spheres) and 2.8% (lying cylinders), 32 gives at most 0.5%.
 constexpr int kCrossingSamples = 32;
 
-// Samples along an axis: at least `base`, at least 2 per voxel of `extent` (so uneven water is resolved on big
-// bodies), at most 128.
-int samplesFor(double extent, double voxel_size, int base) {
-  return std::clamp(int(std::ceil(2.0 * extent / voxel_size)), base, 128);
-}
+using water::samplesFor;  // hull_chords.h: the one sampling rule of every shape's chords
 
 // Lays chords in the world, in voxel units, from chords given in the shape's local frame (or, for a sphere, in world
 // axes: its rotation changes nothing).

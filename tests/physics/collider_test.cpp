@@ -293,41 +293,34 @@ TEST_CASE("collider: rays exactly through shared edges and vertices, on seams to
       seam_edges += seam ? 1 : 0;
     }
   }
-  int vertex_rays = 0;
-  // Vertices: from either side along the mean normal, jittered (a ray merely grazing a vertex may miss it).
-  for (const auto& [v, n] : vertices) {
-    if (vertex_rays >= 1500 || rng() % 3 != 0 || dot(n, n) < 1.0) continue;
-    const P3 target{double(v.p[0]), double(v.p[1]), double(v.p[2])};
-    const double len = std::sqrt(dot(n, n));
-    for (const double side : {1.0, -1.0}) {
-      P3 origin;
-      for (int a = 0; a < 3; ++a) {
-        origin[std::size_t(a)] = target[std::size_t(a)] + std::round(side * 60 * n[std::size_t(a)] / len) +
-                                 double(std::int64_t(rng() % 21) - 10);
+  // Rays at vertices from either side along the mean normal, `distance` grid units away, jittered by up to `jitter`
+  // units (a ray merely grazing a vertex may miss it): at most 1,500 of them, from every third vertex. Returns the
+  // rays cast and how many missed their vertex by more than `tolerance` in t.
+  auto castAtVertices = [&](double distance, int jitter, double tolerance) {
+    int rays = 0, missed = 0;
+    for (const auto& [v, n] : vertices) {
+      if (rays >= 1500 || rng() % 3 != 0 || dot(n, n) < 1.0) continue;
+      const P3 target{double(v.p[0]), double(v.p[1]), double(v.p[2])};
+      const double len = std::sqrt(dot(n, n));
+      for (const double side : {1.0, -1.0}) {
+        P3 origin;
+        for (int a = 0; a < 3; ++a) {
+          origin[std::size_t(a)] = target[std::size_t(a)] + std::round(side * distance * n[std::size_t(a)] / len) +
+                                   double(std::int64_t(rng() % std::uint64_t(2 * jitter + 1)) - jitter);
+        }
+        if (origin == target) continue;
+        if (!hitsTarget(origin, target, tolerance)) ++missed;
+        ++rays;
       }
-      if (origin == target) continue;
-      if (!hitsTarget(origin, target, 1e-6)) ++misses;
-      ++vertex_rays;
     }
-  }
+    return std::pair{rays, missed};
+  };
+  const auto [vertex_rays, vertex_misses] = castAtVertices(60, 10, 1e-6);
+  misses += vertex_misses;
   // Vertices again, from origins 60,000 voxels away (about 2^26 grid units: vertex minus origin no longer converts
   // to float exactly, so the slab test's margin has to grow with the distance; with a fixed one-unit margin 2 of
   // these rays missed). Every vertex lies on its leaves' box faces, where a dropped leaf would show.
-  int far_rays = 0, far_misses = 0;
-  for (const auto& [v, n] : vertices) {
-    if (far_rays >= 1500 || rng() % 3 != 0 || dot(n, n) < 1.0) continue;
-    const P3 target{double(v.p[0]), double(v.p[1]), double(v.p[2])};
-    const double len = std::sqrt(dot(n, n)), distance = 60000.0 * kGridScale;
-    for (const double side : {1.0, -1.0}) {
-      P3 origin;
-      for (int a = 0; a < 3; ++a) {
-        origin[std::size_t(a)] = target[std::size_t(a)] + std::round(side * distance * n[std::size_t(a)] / len) +
-                                 double(std::int64_t(rng() % 2001) - 1000);
-      }
-      if (!hitsTarget(origin, target, 1e-5)) ++far_misses;
-      ++far_rays;
-    }
-  }
+  const auto [far_rays, far_misses] = castAtVertices(60000.0 * kGridScale, 1000, 1e-5);
   CHECK(edge_rays > 1000);
   CHECK(seam_edges > 50);
   CHECK(vertex_rays > 500);
