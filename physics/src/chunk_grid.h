@@ -77,8 +77,11 @@ class ChunkGrid {
   std::size_t rowStride() const { return std::size_t(m_n[0]); }
   std::size_t sliceStride() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]); }
 
-  std::uint32_t load(std::size_t i) const {
-    return std::atomic_ref<std::uint32_t>(m_cells[i]).load(std::memory_order_acquire);
+  std::uint32_t load(std::size_t i) const { return loadAt(m_cells.get(), i); }
+  /// The cells, for a reader that loads many (loadAt).
+  const std::uint32_t* cells() const { return m_cells.get(); }
+  static std::uint32_t loadAt(const std::uint32_t* cells, std::size_t i) {
+    return std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(cells[i])).load(std::memory_order_acquire);
   }
   void store(terrain::ChunkCoord c, std::uint32_t value) {
     std::atomic_ref<std::uint32_t>(m_cells[indexOf(c)]).store(value, std::memory_order_release);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <climits>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,61 +45,125 @@ struct Footprints {
 };
 constexpr Footprints kFootprints;
 
-// One chunk of a query: the OR of its Y slices in the query's range, ANDed with its XZ footprint. `slot` is the
-// mask slot a query reads (MaskStore::querySlot: FULL and absent entries read sentinels), so there is no branch on
-// the tag. Mask words are read with MaskStore::loadWord (the fast path holds no lock). Returns whether it touches.
+// Which of a chunk's 16 mask words (MaskStore::Masks: solid(y), water(y) side by side) Y slices lo..hi select: all
+// ones there, by table, so the slice test has no loop.
+struct SliceLanes {
+  alignas(32) std::uint64_t words[8][8][16] = {};
+  constexpr SliceLanes() {
+    for (int lo = 0; lo < 8; ++lo)
+      for (int hi = lo; hi < 8; ++hi)
+        for (int y = lo; y <= hi; ++y) words[lo][hi][2 * y] = words[lo][hi][2 * y + 1] = ~std::uint64_t(0);
+  }
+};
+constexpr SliceLanes kSliceLanes;
+
+// The lock-free query paths read mask words and grid cells that an edit may be storing: a seqlock reader's racy reads,
+// whose results the sequence check discards (State). Their loads are plain (whole-chunk vector loads of the masks);
+// TSan builds leave these functions uninstrumented, as the race is the protocol's, not a bug.
+// The reader's fence between those reads and its second look at the sequence number keeps the reads before it (a
+// compiler barrier on x86); TSan, which rejects thread fences, gets the compiler barrier alone.
+#if defined(__SANITIZE_THREAD__)
+#define VTP_SEQLOCK_READER [[gnu::no_sanitize("thread")]]
+inline void seqlockReadFence() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+#else
+#define VTP_SEQLOCK_READER
+inline void seqlockReadFence() { std::atomic_thread_fence(std::memory_order_acquire); }
+#endif
+
+// One chunk of a query: its Y slices in the query's range, ORed and ANDed with its XZ footprint, as two 256-bit
+// tests over its 16 words. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent entries read
+// sentinels), so there is no branch on the tag. Returns whether it touches.
 [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
                                          std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
-  const MaskStore::Masks& m = store.at(slot);
-  std::uint64_t solid = 0, water = 0;
-  for (int y = y_lo; y <= y_hi; ++y) {
-    solid |= MaskStore::loadWord(m.solid(std::size_t(y)));
-    water |= MaskStore::loadWord(m.water(std::size_t(y)));
+  const auto* words = reinterpret_cast<const __m256i*>(store.at(slot).words);
+  const auto* lanes = reinterpret_cast<const __m256i*>(kSliceLanes.words[y_lo][y_hi]);
+  __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
+  for (int i = 1; i < 4; ++i) {
+    any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
   }
-  solid &= footprint;
-  water &= footprint;
-  std::construct_at(t, ChunkTouch{c, solid != 0, water != 0, tag});
-  return (solid | water) != 0;
+  any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint)));
+  const bool solid = !_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0));
+  const bool water = !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1));
+  std::construct_at(t, ChunkTouch{c, solid, water, tag});
+  return solid || water;
 }
+
+// Chunk d of a 2x2x2 block relative to its first: (d & 1, d >> 1 & 1, d >> 2, 0).
+const __m128i kBlockStep[8] = {_mm_setr_epi32(0, 0, 0, 0), _mm_setr_epi32(1, 0, 0, 0), _mm_setr_epi32(0, 1, 0, 0),
+                               _mm_setr_epi32(1, 1, 0, 0), _mm_setr_epi32(0, 0, 1, 0), _mm_setr_epi32(1, 0, 1, 0),
+                               _mm_setr_epi32(0, 1, 1, 0), _mm_setr_epi32(1, 1, 1, 0)};
+static_assert(sizeof(ChunkTouch) == 16 && offsetof(ChunkTouch, solid) == 12 && offsetof(ChunkTouch, water) == 13 &&
+              offsetof(ChunkTouch, tag) == 14);
 
 // The query's voxels inside chunk k of its chunk range along one axis: from lo & 7 in the first chunk, to hi & 7 in
 // the last, whole chunks between (& 7 is the floor modulo for negative voxels too).
 inline int firstIn(std::int32_t k, std::int32_t first_chunk, std::int32_t lo) { return k == first_chunk ? lo & 7 : 0; }
 inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { return k == last_chunk ? hi & 7 : 7; }
 
-// A body-sized range (at most two chunks per axis, from `clo` to `chi`) on the grid. Clipped to the grid it starts
-// at `a`; bit i of `axes` is set when axis i still spans two chunks, and PDEP spreads a counter over those bits, so the
-// loop visits exactly the range's chunks in (z, y, x) order with one loop branch. Each axis's pieces (footprints,
-// slice ranges) are taken once for its first and second chunk, in SIMD lanes (x, y, z, z); results are written
-// unconditionally and kept by advancing the count. Returns the number written to `touched` (at most 8).
-std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span, __m128i clo, __m128i chi,
-                      ChunkTouch* touched) {
+// A body-sized range (at most two chunks per axis, from `clo` to `chi`) on the grid: its chunks are a block of at most
+// 2x2x2, chunk d of the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at cell offset[d] from the first.
+// Clipped to the grid it starts at `a`; bit i of `axes` is set when axis i still spans two chunks, and PDEP spreads a
+// counter over those bits, so the loop visits exactly the range's chunks in (z, y, x) order with one loop branch.
+// Everything per chunk that depends on d alone (cell offset, footprint, slice lanes, coordinates) is taken before the
+// loop, in SIMD lanes; results are written unconditionally and kept by advancing the count. Returns the number written
+// to `touched` (at most 8).
+VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span,
+                                         __m128i clo, __m128i chi, ChunkTouch* touched) {
   const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
   const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
   const __m128i n = _mm_sub_epi32(b, a);
   if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return 0;  // outside the grid on some axis: no entries
   const unsigned axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
-  // The first chunk holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is the
-  // range's last chunk); a second chunk starts at 0.
+  // The first chunk along an axis holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is
+  // the range's last chunk); a second chunk starts at 0. Lanes (x, y, z, z).
   const __m128i last7 = _mm_and_si128(span.last, seven);
   const __m128i lo0 = _mm_and_si128(_mm_cmpeq_epi32(a, clo), _mm_and_si128(span.first, seven));
   const __m128i hi0 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(a, chi));
   const __m128i hi1 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(_mm_add_epi32(a, one), chi));
-  const std::uint64_t fx[2] = {kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)],
-                               kFootprints.x[0][_mm_cvtsi128_si32(hi1)]};
-  const std::uint64_t fz[2] = {kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)],
-                               kFootprints.z[0][_mm_extract_epi32(hi1, 2)]};
-  const int y_lo[2] = {_mm_extract_epi32(lo0, 1), 0}, y_hi[2] = {_mm_extract_epi32(hi0, 1), _mm_extract_epi32(hi1, 1)};
-  const ChunkCoord first{_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)};
-  const std::size_t row = grid.rowStride(), slice = grid.sliceStride(), base = grid.indexOf(first);
+  // Footprints: x's of the first and second chunk in alternate lanes, ANDed with z's of the first (d < 4) or second.
+  const __m256i fx = _mm256_setr_epi64x(
+      std::int64_t(kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)]),
+      std::int64_t(kFootprints.x[0][_mm_cvtsi128_si32(hi1)]), 0, 0);
+  const __m256i fx2 = _mm256_permute4x64_epi64(fx, 0x44);
+  alignas(32) std::uint64_t footprint[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(footprint),
+                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(
+                                               kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)]))));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(footprint + 4),
+                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(kFootprints.z[0][_mm_extract_epi32(hi1, 2)]))));
+  const __m256i* const lanes_of_y[2] = {reinterpret_cast<const __m256i*>(
+                                   kSliceLanes.words[_mm_extract_epi32(lo0, 1)][_mm_extract_epi32(hi0, 1)]),
+                               reinterpret_cast<const __m256i*>(kSliceLanes.words[0][_mm_extract_epi32(hi1, 1)])};
+  // Cell offsets: dx + dy row + dz slice (within the grid's 2^22 cells).
+  const __m256i in_y = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1), in_z = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
+  alignas(32) std::int32_t offset[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(offset),
+                     _mm256_add_epi32(_mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1),
+                                      _mm256_add_epi32(_mm256_and_si256(in_y, _mm256_set1_epi32(std::int32_t(grid.rowStride()))),
+                                                       _mm256_and_si256(in_z, _mm256_set1_epi32(std::int32_t(grid.sliceStride()))))));
+  const std::uint32_t* cells = grid.cells();
+  const std::size_t base =
+      grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)});
+  const __m128i first = _mm_blend_epi32(a, _mm_setzero_si128(), 8);  // (x, y, z, 0)
   const unsigned count = 1u << std::popcount(axes);
   std::size_t written = 0;
   for (unsigned k = 0; k < count; ++k) {
-    const unsigned d = _pdep_u32(k, axes), dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
-    const std::uint32_t cell = grid.load(base + dx + dy * row + dz * slice);
-    const ChunkCoord c{first.x + std::int32_t(dx), first.y + std::int32_t(dy), first.z + std::int32_t(dz)};
-    written += touch(c, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, fx[dx] & fz[dz], y_lo[dy], y_hi[dy],
-                     touched + written);
+    const unsigned d = _pdep_u32(k, axes);
+    const std::uint32_t cell = ChunkGrid::loadAt(cells, base + std::size_t(offset[d]));
+    const auto* words = reinterpret_cast<const __m256i*>(store.at(ChunkGrid::slotOf(cell)).words);
+    const __m256i* lanes = lanes_of_y[d >> 1 & 1];
+    __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
+    for (int i = 1; i < 4; ++i) {
+      any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
+    }
+    any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint[d])));
+    const int solid = !_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0));
+    const int water = !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1));
+    // The ChunkTouch as one 16-byte store: coordinates, then solid, water and tag bytes.
+    const __m128i at = _mm_add_epi32(first, kBlockStep[d]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(touched + written),
+                     _mm_insert_epi32(at, solid | water << 8 | int(ChunkGrid::tagOf(cell)) << 16, 3));
+    written += std::size_t(solid | water);
   }
   return written;
 }
@@ -117,7 +182,7 @@ void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store
 }
 
 // Any other range on the grid: its chunks clipped to the grid, skipping cells without an entry.
-void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, std::vector<ChunkTouch>& out) {
   out.clear();
   const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid.lo(), ghi = grid.hi();
   const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};
@@ -191,8 +256,9 @@ std::vector<ChunkCoord> candidateChunks(const terrain::World& world) {
 // edits, shared for queries without a grid, huge boxes, masks() and stats(). The fast path (a grid exists and the
 // range is not huge) takes no lock: it is a seqlock reader. An edit makes `seq` odd while it changes the table, the
 // masks and the grid, and even again after; a reader notes an even `seq`, walks the grid, and starts over unless
-// `seq` is unchanged. Everything the fast path reads is atomic (grid pointer, cells, mask words: release stores,
-// acquire loads, plain moves on x86), grids and mask segments are never freed while the index lives, so a reader
+// `seq` is unchanged (after an acquire fence, so the reads before it stay before it). The grid pointer and cells are
+// atomic (release stores, acquire loads: plain moves on x86); mask words are stored atomically and read with plain
+// vector loads (VTP_SEQLOCK_READER). Grids and mask segments are never freed while the index lives, so a reader
 // overlapping an edit reads stale but valid memory and then retries.
 struct MaskIndex::State {
   mutable std::shared_mutex mutex;
@@ -330,6 +396,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
       const ChunkGrid* grid = state.grid.load(std::memory_order_acquire);
       if (!grid) return false;
       walk(*grid);
+      seqlockReadFence();
       if (state.seq.load(std::memory_order_relaxed) == seq) return true;
     }
   };

@@ -1,8 +1,8 @@
 #pragma once
 // The MIXED chunks' masks in segments of 1024 that never move, so a slot number stays valid, and its masks readable,
 // for the store's whole life whatever is added later. That is what lets the index's fast query path read masks
-// without its lock (mask_index.cpp): the writer stores each word atomically and readers load them atomically
-// (loadWord), retrying when the index's sequence number says a write overlapped. The directory of segments is
+// without its lock (mask_index.cpp): the writer stores each word atomically and readers load a chunk's words with
+// vector loads, retrying when the index's sequence number says a write overlapped. The directory of segments is
 // replaced by one twice as large when full; replaced directories are kept, like the segments, until the store dies.
 // Slots 0-2 are sentinels that queries use for entries without masks: all zero (no entry), all-ones solid (FULL
 // solid), all-ones water (FULL water); MIXED chunks whose masks equal a sentinel's share it (sharedSlot), which saves
@@ -89,15 +89,11 @@ class MaskStore {
                                         : kNoMasks;
   }
 
-  /// The masks of an allocated slot; read their words with loadWord when no lock excludes the writer.
+  /// The masks of an allocated slot. Without a lock that excludes the writer, only a seqlock reader may read their
+  /// words (mask_index.cpp).
   const Masks& at(std::uint32_t slot) const {
     const std::atomic<Masks*>* directory = m_directory.load(std::memory_order_acquire);
     return directory[slot >> kSegmentBits].load(std::memory_order_acquire)[slot & (kSegmentSize - 1)];
-  }
-
-  /// One word, read with an acquire load (a plain load on x86; the writer may be storing it).
-  static std::uint64_t loadWord(const std::uint64_t& w) {
-    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(w)).load(std::memory_order_acquire);
   }
 
   /// Slots holding masks of their own (allocated, not released, not sentinels).
