@@ -169,7 +169,7 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore&
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
-void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store, const QueryRange& r,
+VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store, const QueryRange& r,
            std::vector<ChunkTouch>& out) {
   const std::uint64_t footprint =
       kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &

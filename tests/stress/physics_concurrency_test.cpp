@@ -34,16 +34,17 @@ TEST_CASE("Broadphase concurrency") {
       for (int i = 0; i < 60; ++i) vtp::test::randomEdits(*world, {{-24, -12, -24}, {24, 12, 24}}, 1, rng);
       done = true;
     });
-    auto box = [](std::mt19937_64& rng) {
-      std::uniform_real_distribution<double> at(-26.0, 26.0), size(0.5, 3.0);
-      const double x = at(rng), y = at(rng) / 2, z = at(rng), s = size(rng);
+    // Body-sized boxes take the query's small path; large ones (10-24 voxels, up to 4 chunks a side) its grid walk.
+    auto box = [](std::mt19937_64& rng, bool large = false) {
+      std::uniform_real_distribution<double> at(-26.0, 26.0), size(0.5, 3.0), large_size(10.0, 24.0);
+      const double x = at(rng), y = at(rng) / 2, z = at(rng), s = large ? large_size(rng) : size(rng);
       return Aabb{{x, y, z}, {x + s, y + s, z + s}};
     };
     auto reader = [&](std::uint64_t seed) {
       std::mt19937_64 rng(seed);
       std::vector<ChunkTouch> out;
-      while (!done) {
-        if (!index.query(box(rng), out).ok()) failed = true;
+      for (unsigned i = 0; !done; ++i) {
+        if (!index.query(box(rng, i % 4 == 0), out).ok()) failed = true;
       }
     };
     std::vector<Aabb> last(8);
