@@ -70,22 +70,33 @@ inline void seqlockReadFence() { std::atomic_signal_fence(std::memory_order_seq_
 inline void seqlockReadFence() { std::atomic_thread_fence(std::memory_order_acquire); }
 #endif
 
-// One chunk of a query: its Y slices in the query's range, ORed and ANDed with its XZ footprint, as two 256-bit
-// tests over its 16 words. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent entries read
-// sentinels), so there is no branch on the tag. Returns whether it touches.
-[[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
-                                         std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
-  const auto* words = reinterpret_cast<const __m256i*>(store.at(slot).words);
-  const auto* lanes = reinterpret_cast<const __m256i*>(kSliceLanes.words[y_lo][y_hi]);
+// Slices lo..hi's lanes, as the slice test reads them.
+inline const __m256i* sliceLanes(int lo, int hi) { return reinterpret_cast<const __m256i*>(kSliceLanes.words[lo][hi]); }
+
+// Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
+// its selected words ORed, ANDed with the footprint, then two 256-bit tests (solid lanes, water lanes). 0 or 1 each.
+struct SliceHit {
+  int solid, water;
+};
+[[gnu::always_inline]] inline SliceHit sliceTest(const MaskStore::Masks& m, const __m256i* lanes,
+                                                 std::uint64_t footprint) {
+  const auto* words = reinterpret_cast<const __m256i*>(m.words);
   __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
   for (int i = 1; i < 4; ++i) {
     any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
   }
   any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint)));
-  const bool solid = !_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0));
-  const bool water = !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1));
-  std::construct_at(t, ChunkTouch{c, solid, water, tag});
-  return solid || water;
+  return {!_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0)),
+          !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1))};
+}
+
+// One chunk of a query, by sliceTest. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent
+// entries read sentinels), so there is no branch on the tag. Returns whether it touches.
+[[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
+                                         std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
+  const SliceHit hit = sliceTest(store.at(slot), sliceLanes(y_lo, y_hi), footprint);
+  std::construct_at(t, ChunkTouch{c, hit.solid != 0, hit.water != 0, tag});
+  return (hit.solid | hit.water) != 0;
 }
 
 // Chunk d of a 2x2x2 block relative to its first: (d & 1, d >> 1 & 1, d >> 2, 0).
@@ -125,52 +136,45 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore&
       std::int64_t(kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)]),
       std::int64_t(kFootprints.x[0][_mm_cvtsi128_si32(hi1)]), 0, 0);
   const __m256i fx2 = _mm256_permute4x64_epi64(fx, 0x44);
+  const std::uint64_t fz0 = kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)];
+  const std::uint64_t fz1 = kFootprints.z[0][_mm_extract_epi32(hi1, 2)];
   alignas(32) std::uint64_t footprint[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(footprint),
-                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(
-                                               kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)]))));
+                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz0))));
   _mm256_store_si256(reinterpret_cast<__m256i*>(footprint + 4),
-                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(kFootprints.z[0][_mm_extract_epi32(hi1, 2)]))));
-  const __m256i* const lanes_of_y[2] = {reinterpret_cast<const __m256i*>(
-                                   kSliceLanes.words[_mm_extract_epi32(lo0, 1)][_mm_extract_epi32(hi0, 1)]),
-                               reinterpret_cast<const __m256i*>(kSliceLanes.words[0][_mm_extract_epi32(hi1, 1)])};
+                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz1))));
+  const __m256i* const lanes_of_y[2] = {sliceLanes(_mm_extract_epi32(lo0, 1), _mm_extract_epi32(hi0, 1)),
+                                        sliceLanes(0, _mm_extract_epi32(hi1, 1))};
   // Cell offsets: dx + dy row + dz slice (within the grid's 2^22 cells).
-  const __m256i in_y = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1), in_z = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
+  const __m256i in_y = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
+  const __m256i in_z = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
+  const __m256i row = _mm256_set1_epi32(std::int32_t(grid.rowStride()));
+  const __m256i slice = _mm256_set1_epi32(std::int32_t(grid.sliceStride()));
   alignas(32) std::int32_t offset[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(offset),
                      _mm256_add_epi32(_mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1),
-                                      _mm256_add_epi32(_mm256_and_si256(in_y, _mm256_set1_epi32(std::int32_t(grid.rowStride()))),
-                                                       _mm256_and_si256(in_z, _mm256_set1_epi32(std::int32_t(grid.sliceStride()))))));
+                                      _mm256_add_epi32(_mm256_and_si256(in_y, row), _mm256_and_si256(in_z, slice))));
   const std::uint32_t* cells = grid.cells();
-  const std::size_t base =
-      grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)});
+  const std::size_t base = grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)});
   const __m128i first = _mm_blend_epi32(a, _mm_setzero_si128(), 8);  // (x, y, z, 0)
   const unsigned count = 1u << std::popcount(axes);
   std::size_t written = 0;
   for (unsigned k = 0; k < count; ++k) {
     const unsigned d = _pdep_u32(k, axes);
     const std::uint32_t cell = ChunkGrid::loadAt(cells, base + std::size_t(offset[d]));
-    const auto* words = reinterpret_cast<const __m256i*>(store.at(ChunkGrid::slotOf(cell)).words);
-    const __m256i* lanes = lanes_of_y[d >> 1 & 1];
-    __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
-    for (int i = 1; i < 4; ++i) {
-      any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
-    }
-    any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint[d])));
-    const int solid = !_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0));
-    const int water = !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1));
+    const SliceHit hit = sliceTest(store.at(ChunkGrid::slotOf(cell)), lanes_of_y[d >> 1 & 1], footprint[d]);
     // The ChunkTouch as one 16-byte store: coordinates, then solid, water and tag bytes.
     const __m128i at = _mm_add_epi32(first, kBlockStep[d]);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(touched + written),
-                     _mm_insert_epi32(at, solid | water << 8 | int(ChunkGrid::tagOf(cell)) << 16, 3));
-    written += std::size_t(solid | water);
+                     _mm_insert_epi32(at, hit.solid | hit.water << 8 | int(ChunkGrid::tagOf(cell)) << 16, 3));
+    written += std::size_t(hit.solid | hit.water);
   }
   return written;
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
-VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store, const QueryRange& r,
-           std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
+                              const QueryRange& r, std::vector<ChunkTouch>& out) {
   const std::uint64_t footprint =
       kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &
       kFootprints.z[firstIn(c.z, r.chunk_lo.z, r.lo[2])][lastIn(c.z, r.chunk_hi.z, r.hi[2])];
@@ -182,7 +186,8 @@ VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, con
 }
 
 // Any other range on the grid: its chunks clipped to the grid, skipping cells without an entry.
-VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r, std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r,
+                                 std::vector<ChunkTouch>& out) {
   out.clear();
   const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid.lo(), ghi = grid.hi();
   const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};

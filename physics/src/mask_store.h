@@ -57,7 +57,7 @@ class MaskStore {
   void release(std::uint32_t slot) { m_free.push_back(slot); }
 
   /// Stores the solid and water words of `m` in `slot`, word by word with release stores (plain stores on x86): a
-  /// reader whose acquire load sees one of them also sees the index's sequence number say "writing".
+  /// seqlock reader that read one of them finds the index's sequence number changed when it looks again.
   void store(std::uint32_t slot, const ChunkMasks& m) {
     Masks& at = m_segments[slot >> kSegmentBits][slot & (kSegmentSize - 1)];
     for (std::size_t y = 0; y < 8; ++y) {
