@@ -333,7 +333,11 @@ Result<std::unique_ptr<MaskIndex>> MaskIndex::createChecked(terrain::World& worl
 }
 
 MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
-    : m_world(world), m_options(options), m_voxel_size(world.voxelSize()), m_state(std::make_unique<State>()) {
+    : m_world(world),
+      m_options(options),
+      m_voxel_size(world.voxelSize()),
+      m_voxel_reciprocal(exactReciprocal(m_voxel_size)),
+      m_state(std::make_unique<State>()) {
   // Subscribe first, then build under the lock: an edit landing during the build waits for it in its listener and
   // then rebuilds its chunks from fresh reads, so nothing is missed. (Not the other way round: the world calls
   // listeners holding its registry lock, so holding ours while subscribing would invert the lock order.)
@@ -386,7 +390,9 @@ void MaskIndex::detach(PairTracker* tracker) {
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
   VoxelSpan span;
-  if (!voxelSpan(box, m_voxel_size, span)) return rangeErrorOf(box, m_voxel_size, "MaskIndex::query");
+  if (!voxelSpan(box, m_voxel_size, m_voxel_reciprocal, span)) {
+    return rangeErrorOf(box, m_voxel_size, "MaskIndex::query");
+  }
   if (span.empty()) return {};
   const State& state = *m_state;
   const MaskStore& store = state.table.store();

@@ -56,9 +56,9 @@ void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
 
 Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {
   changes.clear();
-  if (const Result<QueryRange> range = queryRange(box, m_index.voxelSize(), "PairTracker::update"); !range) {
-    return range.error();
-  }
+  const Result<QueryRange> range =
+      queryRange(box, m_index.voxelSize(), m_index.m_voxel_reciprocal, "PairTracker::update");
+  if (!range) return range.error();
   std::lock_guard lock(m_mutex);
   std::unique_ptr<Body>& body = m_bodies[id];
   if (!body) body = std::make_unique<Body>();
@@ -114,7 +114,8 @@ void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<con
   for (std::uint64_t id : ids) {
     Body& body = *m_bodies[id];
     // Re-evaluate when a rebuilt chunk lies in the body's query range: only then can its query answer change.
-    if (const Result<QueryRange> range = queryRange(body.box, vs, "PairTracker"); range && !range->empty) {
+    const Result<QueryRange> range = queryRange(body.box, vs, m_index.m_voxel_reciprocal, "PairTracker");
+    if (range && !range->empty) {
       if (std::any_of(chunks.begin(), chunks.end(), [&](ChunkCoord c) { return range->containsChunk(c); })) {
         evaluate(id, body, m_edit_changes);
       }

@@ -60,14 +60,30 @@ struct VoxelSpan {
 };
 static_assert(terrain::kChunkSize == 8);
 
-/// The voxel span of a query box into `s`; false when the box is invalid (rangeErrorOf says why). Both corners go
-/// through AVX (lane 3 repeats z): one division each and one compare per check, since every query pays for this; the
-/// rounding is the same IEEE operations as scalar code.
-[[gnu::always_inline]] inline bool voxelSpan(const Aabb& box, double voxel_size, VoxelSpan& s) {
-  const __m256d size = _mm256_set1_pd(voxel_size);
+/// 1 / voxel_size when that is exact (a power-of-two voxel size), else 0. Multiplying by an exact reciprocal rounds
+/// the same exact value as dividing, so it gives the division's result bit for bit, at a fraction of its latency.
+inline double exactReciprocal(double voxel_size) {
+  int exponent = 0;
+  if (!(std::isfinite(voxel_size) && voxel_size > 0) || std::frexp(voxel_size, &exponent) != 0.5) return 0.0;
+  const double r = 1.0 / voxel_size;
+  return std::isfinite(r) ? r : 0.0;
+}
+
+/// The voxel span of a query box into `s`; false when the box is invalid (rangeErrorOf says why). `reciprocal` is
+/// exactReciprocal(voxel_size): when not 0, the box is scaled by it instead of divided. Both corners go through AVX
+/// (lane 3 repeats z): one division or multiply each and one compare per check, since every query pays for this;
+/// the rounding is the same IEEE operations as scalar code.
+[[gnu::always_inline]] inline bool voxelSpan(const Aabb& box, double voxel_size, double reciprocal, VoxelSpan& s) {
   const __m256d lo = _mm256_setr_pd(box.min.x, box.min.y, box.min.z, box.min.z);
   const __m256d hi = _mm256_setr_pd(box.max.x, box.max.y, box.max.z, box.max.z);
-  const __m256d v_lo = _mm256_div_pd(lo, size), v_hi = _mm256_div_pd(hi, size);
+  __m256d v_lo, v_hi;
+  if (reciprocal != 0) {
+    v_lo = _mm256_mul_pd(lo, _mm256_set1_pd(reciprocal));
+    v_hi = _mm256_mul_pd(hi, _mm256_set1_pd(reciprocal));
+  } else {
+    v_lo = _mm256_div_pd(lo, _mm256_set1_pd(voxel_size));
+    v_hi = _mm256_div_pd(hi, _mm256_set1_pd(voxel_size));
+  }
   // Valid: |v| < 2^16 on both corners (false for NaN and infinities, so also "finite") and lo <= hi.
   const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFF));
   const __m256d limit = _mm256_set1_pd(kQueryLimit);
@@ -101,9 +117,9 @@ inline Error rangeErrorOf(const Aabb& box, double voxel_size, const char* who) {
 }
 
 /// The range of a query box, or rangeErrorOf's error.
-inline Result<QueryRange> queryRange(const Aabb& box, double voxel_size, const char* who) {
+inline Result<QueryRange> queryRange(const Aabb& box, double voxel_size, double reciprocal, const char* who) {
   VoxelSpan s;
-  if (!voxelSpan(box, voxel_size, s)) return rangeErrorOf(box, voxel_size, who);
+  if (!voxelSpan(box, voxel_size, reciprocal, s)) return rangeErrorOf(box, voxel_size, who);
   return s.range();
 }
 

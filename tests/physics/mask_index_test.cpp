@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "physics/mask_reference.h"
+#include "query_range.h"  // white-box: the query's conversion to voxels
 #include "support/random_world.h"
 #include "vtp/mesher/surface_mesher.h"
 
@@ -957,6 +958,49 @@ TEST_CASE("MaskIndex query") {
     CHECK(sameTouches(out, bruteQuery(reference, everything, 1.0)));
     CHECK(out.size() == reference.size());  // every entry touches something somewhere
   }
+}
+
+TEST_CASE("MaskIndex voxel spans: multiplying by an exact reciprocal gives the division's spans") {
+  using vtp::physics::exactReciprocal;
+  using vtp::physics::VoxelSpan;
+  CHECK(exactReciprocal(1.0) == 1.0);
+  CHECK(exactReciprocal(0.25) == 4.0);
+  CHECK(exactReciprocal(8.0) == 0.125);
+  CHECK(exactReciprocal(0.37) == 0.0);  // not a power of two: the query divides
+  CHECK(exactReciprocal(3.0) == 0.0);
+  CHECK(exactReciprocal(0.0) == 0.0);
+  CHECK(exactReciprocal(kNaN) == 0.0);
+  CHECK(exactReciprocal(std::numeric_limits<double>::denorm_min()) == 0.0);  // 1 / it overflows
+  std::mt19937_64 rng(0x5ca1e);
+  int compared = 0;
+  for (const double voxel_size : {1.0, 0.5, 0.25, 2.0, 8.0, 1.0 / 1024}) {
+    const double reciprocal = exactReciprocal(voxel_size);
+    REQUIRE(reciprocal != 0.0);
+    for (int i = 0; i < 20000; ++i) {
+      // Coordinates on voxel boundaries and centres (where rounding decides), near them, and anywhere.
+      auto coordinate = [&] {
+        const double v = double(std::int64_t(rng() % 4000) - 2000) / 2.0;
+        const int kind = int(rng() % 3);
+        const double off = kind == 0   ? 0.0
+                           : kind == 1 ? std::ldexp(double(rng() % 5) - 2.0, -40)
+                                       : double(rng() % 1000) / 999.0;
+        return (v + off) * voxel_size;
+      };
+      Aabb box{{coordinate(), coordinate(), coordinate()}, {}};
+      box.max = {box.min.x + std::abs(coordinate()) / 64, box.min.y + std::abs(coordinate()) / 64,
+                 box.min.z + std::abs(coordinate()) / 64};
+      VoxelSpan by_multiply{}, by_division{};
+      REQUIRE(vtp::physics::voxelSpan(box, voxel_size, reciprocal, by_multiply));
+      REQUIRE(vtp::physics::voxelSpan(box, voxel_size, 0.0, by_division));
+      const vtp::physics::QueryRange a = by_multiply.range(), b = by_division.range();
+      for (int k = 0; k < 3; ++k) {
+        CHECK(a.lo[k] == b.lo[k]);
+        CHECK(a.hi[k] == b.hi[k]);
+      }
+      ++compared;
+    }
+  }
+  CHECK(compared == 120000);
 }
 
 TEST_CASE("MaskIndex rejects") {

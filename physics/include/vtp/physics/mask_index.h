@@ -88,6 +88,7 @@ class MaskIndex {
   terrain::World& m_world;
   MaskIndexOptions m_options;
   double m_voxel_size;
+  double m_voxel_reciprocal;  // exactReciprocal(m_voxel_size), for the query's conversion (query_range.h)
   std::unique_ptr<State> m_state;
   std::mutex m_trackers_mutex;  // held while trackers are told of a rebuild
   std::vector<PairTracker*> m_trackers;
