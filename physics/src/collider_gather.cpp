@@ -96,20 +96,29 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
   const int groups = groupCount();
   for (int g = 0; g < groups; ++g) {
     const std::int16_t* b = boxes() + 6 * kLeafGroup * g;
-    __m128i miss = _mm_setzero_si128(), sticks_out = _mm_setzero_si128();
+    __m128i leaf_lo[3], leaf_hi[3];
+    __m128i miss = _mm_setzero_si128();
     for (int a = 0; a < 3; ++a) {
-      const __m128i leaf_lo = _mm_load_si128(reinterpret_cast<const __m128i*>(b + a * kLeafGroup));
-      const __m128i leaf_hi = _mm_load_si128(reinterpret_cast<const __m128i*>(b + (3 + a) * kLeafGroup));
-      miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(leaf_lo, hi8[a]), _mm_cmpgt_epi16(lo8[a], leaf_hi)));
-      sticks_out =
-          _mm_or_si128(sticks_out, _mm_or_si128(_mm_cmpgt_epi16(lo8[a], leaf_lo), _mm_cmpgt_epi16(leaf_hi, hi8[a])));
+      leaf_lo[a] = _mm_load_si128(reinterpret_cast<const __m128i*>(b + a * kLeafGroup));
+      leaf_hi[a] = _mm_load_si128(reinterpret_cast<const __m128i*>(b + (3 + a) * kLeafGroup));
+      miss = _mm_or_si128(miss,
+                          _mm_or_si128(_mm_cmpgt_epi16(leaf_lo[a], hi8[a]), _mm_cmpgt_epi16(lo8[a], leaf_hi[a])));
     }
     // Two mask bits per 16-bit lane; the even ones name the leaves. Lanes past the last leaf hold inverted boxes,
     // which a query clamped to the int16 range can still "overlap": mask them by count.
     const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * g);
     unsigned overlap = ~unsigned(_mm_movemask_epi8(miss)) & 0x5555u & ((1u << (2 * valid)) - 1);
+    if (overlap == 0) continue;  // most groups, for a small box: nothing more to compute
     // A leaf whose box lies inside the query box: every one of its triangles overlaps, no test needed (ids only).
-    const unsigned inside = want_vertices ? 0u : ~unsigned(_mm_movemask_epi8(sticks_out)) & overlap;
+    unsigned inside = 0;
+    if (!want_vertices) {
+      __m128i sticks_out = _mm_setzero_si128();
+      for (int a = 0; a < 3; ++a) {
+        sticks_out = _mm_or_si128(sticks_out, _mm_or_si128(_mm_cmpgt_epi16(lo8[a], leaf_lo[a]),
+                                                           _mm_cmpgt_epi16(leaf_hi[a], hi8[a])));
+      }
+      inside = ~unsigned(_mm_movemask_epi8(sticks_out)) & overlap;
+    }
     for (; overlap != 0; overlap &= overlap - 1) {
       const int lane_bit = std::countr_zero(overlap);
       const int leaf = kLeafGroup * g + lane_bit / 2;
