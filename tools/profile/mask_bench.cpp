@@ -531,12 +531,11 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
       std::memcpy(buffer.data(), mixed_boxes.data() + first * kBoxVoxels, n * kBoxVoxels * sizeof(Voxel));
       group_ns.push_back(medianNsPerCall(
           [&](std::size_t calls) {
-            std::size_t slot = 0;
+            Cycle slot(n);
             for (std::size_t i = 0; i < calls; ++i) {
               Result<ChunkMasks> m = physics::buildChunkMasks(
-                  std::span<const Voxel>(buffer.data() + slot * kBoxVoxels, kBoxVoxels));
+                  std::span<const Voxel>(buffer.data() + slot.next() * kBoxVoxels, kBoxVoxels));
               sink += m->solid[3] ^ m->water[4];
-              slot = (slot + 1 == n) ? 0 : slot + 1;
             }
           },
           kBuildCalls));
@@ -583,8 +582,9 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
     const std::size_t calls = std::max<std::size_t>(1000, aabbs.size());
     query_ns = medianNsPerCall(
         [&](std::size_t n) {
+          Cycle body(aabbs.size());
           for (std::size_t i = 0; i < n; ++i) {
-            (void)index->query(aabbs[i % aabbs.size()], touches);
+            (void)index->query(aabbs[body.next()], touches);
             sink += touches.size();
           }
         },

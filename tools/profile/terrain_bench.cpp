@@ -30,9 +30,10 @@ double readBoxNs(const World& world, const std::vector<VoxelBox>& boxes) {
   std::uint64_t sink = 0;
   const double ns = medianNsPerCall(
       [&](std::size_t calls) {
+        Cycle box(boxes.size()), voxel(out.size());
         for (std::size_t i = 0; i < calls; ++i) {
-          (void)world.readBox(boxes[i % boxes.size()], out);
-          sink += out[i % out.size()].occupancy;
+          (void)world.readBox(boxes[box.next()], out);
+          sink += out[voxel.next()].occupancy;
         }
       },
       n);
@@ -45,8 +46,9 @@ double naiveGatherNs(const World& world, const std::vector<VoxelBox>& boxes) {
   const std::size_t n = std::min<std::size_t>(boxes.size(), 2000);
   const double ns = medianNsPerCall(
       [&](std::size_t calls) {
+        Cycle box(boxes.size());
         for (std::size_t i = 0; i < calls; ++i) {
-          const VoxelBox& b = boxes[i % boxes.size()];
+          const VoxelBox& b = boxes[box.next()];
           for (std::int32_t z = b.min.z; z < b.max.z; ++z)
             for (std::int32_t y = b.min.y; y < b.max.y; ++y)
               for (std::int32_t x = b.min.x; x < b.max.x; ++x) sink += world.voxel({x, y, z}).occupancy;
