@@ -139,8 +139,8 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
   const RayLanes<kZ> lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
   // Two tests per group of 8 leaf boxes. First the segment's integer bounding box against the boxes (int16 compares,
-  // exact): a short ray skips most groups here. Then slabs in float for the survivors, with the boxes grown by a
-  // margin so rounding never drops a leaf the exact test hits: t = (plane - origin) / direction, as
+  // exact): a short ray skips most groups and leaves here. Then slabs in float for the survivors, with the boxes
+  // grown by a margin so rounding never drops a leaf the exact test hits: t = (plane - origin) / direction, as
   // (plane - origin_int) * inv - origin_frac * inv. Planes lie within `far` grid units of the origin; converting and
   // multiplying err by less than far / 2^22 units, so the margin is one unit plus that (one unit for an origin within
   // 4,000 voxels of the chunk).
@@ -157,12 +157,6 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
     hi_base[a] = _mm256_set1_epi32(ray.origin_int[std::size_t(a)] - margin);
     inv[a] = _mm256_set1_ps(ray.inv_direction[std::size_t(a)]);
     frac_inv[a] = _mm256_set1_ps(ray.origin_frac[std::size_t(a)] * ray.inv_direction[std::size_t(a)]);
-  }
-  // The box test pays off for short segments only (under 4 voxels on every axis); a long ray overlaps nearly every
-  // leaf box's bounds anyway.
-  bool short_segment = true;
-  for (int a = 0; a < 3; ++a) {
-    short_segment = short_segment && ray.segment_max[std::size_t(a)] - ray.segment_min[std::size_t(a)] < 4 * kGridScale;
   }
   // Entry t (non-negative float bits, which order like the floats) above, leaf below: one integer sort.
   std::uint64_t entries[kBatch];
@@ -191,39 +185,54 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
     }
     return true;
   };
+  // Up to 8 groups (64 leaves) a round, without a branch on what the tests find (which groups and leaves a ray
+  // enters is data; branching on it mispredicted more than once a ray): the box test of every group, its candidates'
+  // bits side by side in one word; the slabs of the groups with candidates, one set bit at a time; then the entered
+  // leaves, one set bit at a time.
   const int groups = groupCount();
-  for (int g = 0; g < groups; ++g) {
-    const std::int16_t* box = boxes() + 6 * kLeafGroup * g;
-    __m128i planes[6];
-    for (int k = 0; k < 6; ++k) planes[k] = _mm_load_si128(reinterpret_cast<const __m128i*>(box + k * kLeafGroup));
-    if (short_segment) {
+  alignas(32) std::uint32_t near_bits[8 * kLeafGroup];  // entry t of leaf 8 i + lane of the round, as float bits
+  for (int round = 0; round < groups; round += 8) {
+    const int in_round = std::min(8, groups - round);
+    std::uint64_t candidates = 0;
+    unsigned with_candidates = 0;
+    for (int i = 0; i < in_round; ++i) {
+      const std::int16_t* box = boxes() + 6 * kLeafGroup * (round + i);
       __m128i miss = _mm_setzero_si128();
       for (int a = 0; a < 3; ++a) {
-        miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(planes[a], segment_hi[a]),
-                                               _mm_cmpgt_epi16(segment_lo[a], planes[3 + a])));
+        const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(box + a * kLeafGroup));
+        const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(box + (3 + a) * kLeafGroup));
+        miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(lo, segment_hi[a]), _mm_cmpgt_epi16(segment_lo[a], hi)));
       }
-      // Even mask bits name the lanes; lanes past the last leaf hold inverted boxes, which always miss.
-      if ((~unsigned(_mm_movemask_epi8(miss)) & 0x5555u) == 0) continue;
+      // Lanes past the last leaf hold inverted boxes, which a segment box clamped to the int16 range can still
+      // "overlap" (and their slabs look valid): masked by count.
+      const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * (round + i));
+      const unsigned hit = _pext_u32(~unsigned(_mm_movemask_epi8(miss)), 0x5555u) & ((1u << valid) - 1);
+      candidates |= std::uint64_t(hit) << (kLeafGroup * i);
+      with_candidates |= unsigned(hit != 0) << i;
     }
-    __m256 t_near = _mm256_setzero_ps(), t_far = _mm256_set1_ps(ray.max_t);
-    for (int a = 0; a < 3; ++a) {
-      const __m256 t_lo = _mm256_fmsub_ps(
-          _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(planes[a]), lo_base[a])), inv[a], frac_inv[a]);
-      const __m256 t_hi = _mm256_fmsub_ps(
-          _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(planes[3 + a]), hi_base[a])), inv[a], frac_inv[a]);
-      t_near = _mm256_max_ps(t_near, _mm256_min_ps(t_lo, t_hi));
-      t_far = _mm256_min_ps(t_far, _mm256_max_ps(t_lo, t_hi));
+    std::uint64_t entered = 0;
+    for (; with_candidates != 0; with_candidates &= with_candidates - 1) {
+      const int i = std::countr_zero(with_candidates);
+      const std::int16_t* box = boxes() + 6 * kLeafGroup * (round + i);
+      __m256 t_near = _mm256_setzero_ps(), t_far = _mm256_set1_ps(ray.max_t);
+      for (int a = 0; a < 3; ++a) {
+        const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(box + a * kLeafGroup));
+        const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(box + (3 + a) * kLeafGroup));
+        const __m256 t_lo = _mm256_fmsub_ps(
+            _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(lo), lo_base[a])), inv[a], frac_inv[a]);
+        const __m256 t_hi = _mm256_fmsub_ps(
+            _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepi16_epi32(hi), hi_base[a])), inv[a], frac_inv[a]);
+        t_near = _mm256_max_ps(t_near, _mm256_min_ps(t_lo, t_hi));
+        t_far = _mm256_min_ps(t_far, _mm256_max_ps(t_lo, t_hi));
+      }
+      _mm256_store_ps(reinterpret_cast<float*>(near_bits + kLeafGroup * i), t_near);
+      const unsigned slab = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(t_near, t_far, _CMP_LE_OQ)));
+      entered |= std::uint64_t(slab & unsigned(candidates >> (kLeafGroup * i))) << (kLeafGroup * i);
     }
-    unsigned bits = unsigned(_mm256_movemask_ps(_mm256_cmp_ps(t_near, t_far, _CMP_LE_OQ)));
-    const int in_group = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * g);
-    bits &= (1u << in_group) - 1;  // inverted boxes make valid-looking slabs: mask them again
-    if (bits == 0) continue;
-    if (n + kLeafGroup > kBatch && !flush()) return;
-    alignas(32) std::uint32_t near_bits[8];
-    _mm256_store_ps(reinterpret_cast<float*>(near_bits), t_near);
-    for (; bits != 0; bits &= bits - 1) {
-      const int lane = std::countr_zero(bits);
-      entries[n++] = std::uint64_t(near_bits[lane]) << 32 | std::uint32_t(kLeafGroup * g + lane);
+    for (; entered != 0; entered &= entered - 1) {
+      const int bit = std::countr_zero(entered);
+      if (n == kBatch && !flush()) return;
+      entries[n++] = std::uint64_t(near_bits[bit]) << 32 | std::uint32_t(kLeafGroup * round + bit);
     }
   }
   (void)flush();
