@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "corner_load.h"
+#include "leaf_boxes.h"
 #include "vtp/physics/collider.h"
 
 namespace vtp::physics {
@@ -113,17 +114,8 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
     const int in_round = std::min(8, groups - round);
     std::uint64_t overlap = 0;
     for (int i = 0; i < in_round; ++i) {
-      const std::int16_t* b = boxes() + 6 * kLeafGroup * (round + i);
-      __m128i miss = _mm_setzero_si128();
-      for (int a = 0; a < 3; ++a) {
-        const __m128i leaf_lo = _mm_load_si128(reinterpret_cast<const __m128i*>(b + a * kLeafGroup));
-        const __m128i leaf_hi = _mm_load_si128(reinterpret_cast<const __m128i*>(b + (3 + a) * kLeafGroup));
-        miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(leaf_lo, hi8[a]), _mm_cmpgt_epi16(lo8[a], leaf_hi)));
-      }
-      // One bit per 16-bit lane. Lanes past the last leaf hold inverted boxes, which a query clamped to the int16
-      // range can still "overlap": masked by count.
       const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * (round + i));
-      const unsigned lanes = _pext_u32(~unsigned(_mm_movemask_epi8(miss)), 0x5555u) & ((1u << valid) - 1);
+      const unsigned lanes = overlappingLeaves(boxes() + 6 * kLeafGroup * (round + i), lo8, hi8, valid);
       overlap |= std::uint64_t(lanes) << (kLeafGroup * i);
     }
     for (; overlap != 0; overlap &= overlap - 1) {

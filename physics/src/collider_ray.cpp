@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "corner_load.h"
+#include "leaf_boxes.h"
 #include "vtp/physics/collider.h"
 
 namespace vtp::physics {
@@ -196,17 +197,8 @@ void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
     std::uint64_t candidates = 0;
     unsigned with_candidates = 0;
     for (int i = 0; i < in_round; ++i) {
-      const std::int16_t* box = boxes() + 6 * kLeafGroup * (round + i);
-      __m128i miss = _mm_setzero_si128();
-      for (int a = 0; a < 3; ++a) {
-        const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(box + a * kLeafGroup));
-        const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(box + (3 + a) * kLeafGroup));
-        miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(lo, segment_hi[a]), _mm_cmpgt_epi16(segment_lo[a], hi)));
-      }
-      // Lanes past the last leaf hold inverted boxes, which a segment box clamped to the int16 range can still
-      // "overlap" (and their slabs look valid): masked by count.
       const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * (round + i));
-      const unsigned hit = _pext_u32(~unsigned(_mm_movemask_epi8(miss)), 0x5555u) & ((1u << valid) - 1);
+      const unsigned hit = overlappingLeaves(boxes() + 6 * kLeafGroup * (round + i), segment_lo, segment_hi, valid);
       candidates |= std::uint64_t(hit) << (kLeafGroup * i);
       with_candidates |= unsigned(hit != 0) << i;
     }
