@@ -47,20 +47,61 @@ int appendIds(std::span<std::uint16_t> ids, int found, int first, unsigned lanes
   return found;
 }
 
+// r[i] lane j becomes r[j] lane i (an 8x8 transpose of floats).
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
 // Writes the three corners of each triangle in `lanes`, scaled to world units, at vertices[3 (found + i)...] for the
-// i-th set lane, for the ids that fit in `id_room`.
+// i-th set lane, for the ids that fit in `id_room`. With room for 8 more triangles there is no branch on the lanes:
+// the set lanes are compressed to the front (a permutation from PEXT), transposed to one triangle per register (8 of
+// its 9 floats; the ninth stored alone), and 8 triangles are written; those past the set lanes lie past the count.
 void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_room, int found, const Corner (&c)[3],
                     float scale, unsigned lanes) {
-  alignas(32) float xyz[3][3][8];  // corner, axis, lane
+  static_assert(sizeof(std::array<float, 3>) == 3 * sizeof(float));
   const __m256 s = _mm256_set1_ps(scale);
+  __m256 v[9];  // corner k, axis a at 3 k + a; one lane per triangle
   for (int k = 0; k < 3; ++k) {
-    for (int a = 0; a < 3; ++a) _mm256_store_ps(xyz[k][a], _mm256_mul_ps(_mm256_cvtepi32_ps(c[k].axis[a]), s));
+    for (int a = 0; a < 3; ++a) v[3 * k + a] = _mm256_mul_ps(_mm256_cvtepi32_ps(c[k].axis[a]), s);
   }
+  const auto at = std::size_t(found);
+  if (at + kTriangleBlock <= id_room && 3 * (at + kTriangleBlock) <= vertices.size()) {
+    const std::uint64_t bytes = _pdep_u64(lanes, 0x0101010101010101ull) * 0xFF;  // 0xFF in each set lane's byte
+    const __m256i pick =
+        _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(std::int64_t(_pext_u64(0x0706050403020100ull, bytes))));
+    __m256 rows[8];
+    for (int i = 0; i < 8; ++i) rows[i] = _mm256_permutevar8x32_ps(v[i], pick);
+    alignas(32) float ninth[8];
+    _mm256_store_ps(ninth, _mm256_permutevar8x32_ps(v[8], pick));
+    transpose8(rows);
+    float* out = vertices[3 * at].data();
+    for (int t = 0; t < 8; ++t) {
+      _mm256_storeu_ps(out + 9 * t, rows[t]);
+      out[9 * t + 8] = ninth[t];
+    }
+    return;
+  }
+  alignas(32) float xyz[9][8];
+  for (int i = 0; i < 9; ++i) _mm256_store_ps(xyz[i], v[i]);
   for (; lanes != 0; lanes &= lanes - 1, ++found) {
     const int lane = std::countr_zero(lanes);
     if (std::size_t(found) >= id_room || std::size_t(3 * found + 2) >= vertices.size()) return;
     for (int k = 0; k < 3; ++k) {
-      vertices[std::size_t(3 * found + k)] = {xyz[k][0][lane], xyz[k][1][lane], xyz[k][2][lane]};
+      vertices[std::size_t(3 * found + k)] = {xyz[3 * k][lane], xyz[3 * k + 1][lane], xyz[3 * k + 2][lane]};
     }
   }
 }
