@@ -138,7 +138,8 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   std::memcpy(r.segment_max.data() + 1, &last, sizeof last);
   // Woop et al.: z along the dominant axis (the first of equal ones), x and y the next two cyclically.
   const float a0 = std::abs(r.direction[0]), a1 = std::abs(r.direction[1]), a2 = std::abs(r.direction[2]);
-  r.kz = a2 > std::max(a0, a1) ? 2 : (a1 > a0 ? 1 : 0);
+  const bool z_largest = a2 > std::max(a0, a1);
+  r.kz = 2 * int(z_largest) + int(!z_largest & (a1 > a0));  // arithmetic, no branch: which axis dominates is data
   constexpr int kNext[3] = {1, 2, 0}, kAfter[3] = {2, 0, 1};
   r.shear_z = r.inv_direction[std::size_t(r.kz)];
   r.shear_x = r.direction[std::size_t(kNext[r.kz])] * r.shear_z;

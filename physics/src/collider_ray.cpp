@@ -26,19 +26,27 @@ namespace {
 // on the order across batches, only the early stop does.
 constexpr int kBatch = 64;
 
-// The ray in 8 lanes, in Woop's axes: z is the direction's largest axis kZ, x and y the next two cyclically (the
-// paper swaps x and y for a negative z to keep the winding; a double-sided test does not need it).
-template <int kZ>
+// The ray in 8 lanes, in Woop's axes: z is the direction's largest axis kz, x and y the next two cyclically (the
+// paper swaps x and y for a negative z to keep the winding; a double-sided test does not need it). The vertices are
+// put in the same order as they load (loadCorner's `order`), so one kernel serves every kz, with no dispatch on it:
+// which axis dominates is data, and a branch on it mispredicted for most rays.
 struct RayLanes {
-  static constexpr int kAxis[3] = {(kZ + 1) % 3, (kZ + 2) % 3, kZ};
+  __m256i order;  // bytes of each 8-byte vertex (x, y, z, pad as int16) reordered to Woop's x, y, z, pad
   __m256i origin_int[3];
   __m256 origin_frac[3];
   __m256 shear_x, shear_y, shear_z;
 
   explicit RayLanes(const ChunkRay& r) {
+    // Per kz, the byte shuffle of two vertices per 128-bit lane: words (kz + 1, kz + 2, kz, 3) of each.
+    alignas(32) static constexpr std::uint8_t kOrder[3][32] = {
+        {2, 3, 4, 5, 0, 1, 6, 7, 10, 11, 12, 13, 8, 9, 14, 15, 2, 3, 4, 5, 0, 1, 6, 7, 10, 11, 12, 13, 8, 9, 14, 15},
+        {4, 5, 0, 1, 2, 3, 6, 7, 12, 13, 8, 9, 10, 11, 14, 15, 4, 5, 0, 1, 2, 3, 6, 7, 12, 13, 8, 9, 10, 11, 14, 15},
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}};
+    order = _mm256_load_si256(reinterpret_cast<const __m256i*>(kOrder[r.kz]));
+    const int axis[3] = {(r.kz + 1) % 3, (r.kz + 2) % 3, r.kz};
     for (int k = 0; k < 3; ++k) {
-      origin_int[k] = _mm256_set1_epi32(r.origin_int[std::size_t(kAxis[k])]);
-      origin_frac[k] = _mm256_set1_ps(r.origin_frac[std::size_t(kAxis[k])]);
+      origin_int[k] = _mm256_set1_epi32(r.origin_int[std::size_t(axis[k])]);
+      origin_frac[k] = _mm256_set1_ps(r.origin_frac[std::size_t(axis[k])]);
     }
     shear_x = _mm256_set1_ps(r.shear_x);
     shear_y = _mm256_set1_ps(r.shear_y);
@@ -52,11 +60,10 @@ struct Sheared {
 
 // Vertices relative to the ray origin, sheared: vertex minus the origin's integer part is exact in int32, minus the
 // fraction rounds once, so both chunks of a seam get the same floats.
-template <int kZ>
-inline Sheared shear(const Corner& p, const RayLanes<kZ>& r) {
+inline Sheared shear(const Corner& p, const RayLanes& r) {
   __m256 rel[3];
   for (int k = 0; k < 3; ++k) {
-    const __m256i v = p.axis[RayLanes<kZ>::kAxis[k]];
+    const __m256i v = p.axis[k];  // loaded in Woop's order
     rel[k] = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, r.origin_int[k])), r.origin_frac[k]);
   }
   return {_mm256_sub_ps(rel[0], _mm256_mul_ps(r.shear_x, rel[2])), _mm256_sub_ps(rel[1], _mm256_mul_ps(r.shear_y, rel[2])),
@@ -84,12 +91,11 @@ inline __m256 edgeExact(const Sheared& a, const Sheared& b) {
 
 // Tests triangles [first, first + count) (count in 1..8): bit i of the result is set when triangle first + i is hit
 // at t[i] in [0, limit]. `corners` are the three index arrays.
-template <int kZ>
 unsigned testBlock(const std::int16_t* positions, const std::uint16_t* const* corners, int first, int count,
-                   const RayLanes<kZ>& r, float limit, float* t_out) {
-  const Sheared a = shear(loadCorner(positions, corners[0], first), r);
-  const Sheared b = shear(loadCorner(positions, corners[1], first), r);
-  const Sheared c = shear(loadCorner(positions, corners[2], first), r);
+                   const RayLanes& r, float limit, float* t_out) {
+  const Sheared a = shear(loadCorner(positions, corners[0], first, r.order), r);
+  const Sheared b = shear(loadCorner(positions, corners[1], first, r.order), r);
+  const Sheared c = shear(loadCorner(positions, corners[2], first, r.order), r);
   __m256 u = edge(c, b), v = edge(a, c), w = edge(b, a);
   const __m256 zero = _mm256_setzero_ps();
   const __m256 u0 = _mm256_cmp_ps(u, zero, _CMP_EQ_OQ), v0 = _mm256_cmp_ps(v, zero, _CMP_EQ_OQ),
@@ -128,16 +134,12 @@ void Collider::castRay(const ChunkRay& ray, Visit&& visit) const noexcept {
   for (int a = 0; a < 3; ++a) {
     if (m_bounds[std::size_t(a)] == m_bounds[std::size_t(3 + a)] && ray.direction[std::size_t(a)] == 0) return;
   }
-  switch (ray.kz) {
-    case 0: return castRayAlong<0>(ray, visit);
-    case 1: return castRayAlong<1>(ray, visit);
-    default: return castRayAlong<2>(ray, visit);
-  }
+  castRayScan(ray, visit);
 }
 
-template <int kZ, class Visit>
-void Collider::castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept {
-  const RayLanes<kZ> lanes(ray);
+template <class Visit>
+void Collider::castRayScan(const ChunkRay& ray, Visit& visit) const noexcept {
+  const RayLanes lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
   // Two tests per group of 8 leaf boxes. First the segment's integer bounding box against the boxes (int16 compares,
   // exact): a short ray skips most groups and leaves here. Then slabs in float for the survivors, with the boxes

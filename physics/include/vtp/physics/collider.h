@@ -156,8 +156,8 @@ class Collider {
   Collider() = default;
   template <class Visit>
   void castRay(const ChunkRay& ray, Visit&& visit) const noexcept;
-  template <int kZ, class Visit>
-  void castRayAlong(const ChunkRay& ray, Visit& visit) const noexcept;
+  template <class Visit>
+  void castRayScan(const ChunkRay& ray, Visit& visit) const noexcept;
   RayHit makeHit(const ChunkRay& ray, int id, float t) const noexcept;
 
   // The sections of m_data, in this order (each 2-byte aligned; the boxes first, 16-byte aligned). The object is
