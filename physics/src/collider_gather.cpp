@@ -143,9 +143,10 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
   const bool ask_inside = !want_vertices && hi[0] - lo[0] >= 4 * kGridScale && hi[1] - lo[1] >= 4 * kGridScale &&
                           hi[2] - lo[2] >= 4 * kGridScale;
   auto inside = [&](int leaf) {
-    const std::int16_t* b = boxes() + 6 * kLeafGroup * (leaf / kLeafGroup) + leaf % kLeafGroup;
-    return (b[0] >= lo[0]) & (b[kLeafGroup] >= lo[1]) & (b[2 * kLeafGroup] >= lo[2]) & (b[3 * kLeafGroup] <= hi[0]) &
-           (b[4 * kLeafGroup] <= hi[1]) & (b[5 * kLeafGroup] <= hi[2]);  // no branch per plane
+    const GridBox b = leafBounds(leaf);
+    bool in = true;
+    for (std::size_t a = 0; a < 3; ++a) in = in & (b.min[a] >= lo[a]) & (b.max[a] <= hi[a]);  // no branch per plane
+    return in;
   };
   // Up to 8 groups (64 leaves) a round: first every leaf box against the query box, a fixed number of steps with no
   // branch on what they find, the overlap bits side by side in one word; then the overlapping leaves, one set bit at

@@ -146,8 +146,8 @@ class Collider {
   /// Ids of the triangles whose integer bounds overlap `box`, in increasing order, into `ids`; with `vertices`
   /// (3 per id, [Unit: world units relative to the chunk origin]) also their positions. Returns how many overlap
   /// (only the first ids.size() are written; `vertices` needs 3 entries per written id; entries of either past the
-  /// returned count may be overwritten, up to 8 ids and 24 vertices further). An empty box (min > max on an axis) gathers nothing; a box past the int16 grid is
-  /// clamped to it, which changes no answer.
+  /// returned count may be overwritten, up to 8 ids and 24 vertices further). An empty box (min > max on an axis)
+  /// gathers nothing; a box past the int16 grid is clamped to it, which changes no answer.
   int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
              double voxel_size = 1.0) const noexcept;
 
