@@ -98,34 +98,34 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
     if (!arguments_ok) return rayError(ErrorCode::kInvalidArgument, "the ray must be finite with max_t >= 0");
     return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
   }
-  // Inside, the ray runs along the unit direction u, its parameter s counting grid units: t = s * t_per_s. So the
-  // floats below are of moderate size whatever the caller's direction length (a direction of 1e-36 or 1e300 works).
-  const double d_max = std::max({std::abs(ray.direction[0]), std::abs(ray.direction[1]), std::abs(ray.direction[2])});
+  // Inside, the ray runs along u = direction / d_max, whose largest component is +-1, its parameter s counting grid
+  // units along that axis: t = s * t_per_s. So the floats below are of moderate size whatever the caller's direction
+  // length (a direction of 1e-36 or 1e300 works), and no square root sits in the latency chain every ray waits on.
+  const __m256d magnitude_d = _mm256_andnot_pd(sign, direction);
+  const __m128d m2 = _mm_max_pd(_mm256_castpd256_pd128(magnitude_d), _mm256_extractf128_pd(magnitude_d, 1));
+  const double d_max = _mm_cvtsd_f64(_mm_max_sd(m2, _mm_unpackhi_pd(m2, m2)));
   if (d_max == 0) [[unlikely]] return rayError(ErrorCode::kInvalidArgument, "the direction is zero");
-  // |direction| and its reciprocal; components far from 1 are scaled first so the squares cannot overflow or vanish.
-  const double pre = d_max > 1e-150 && d_max < 1e150 ? 1.0 : 1.0 / d_max;
-  const double dx = ray.direction[0] * pre, dy = ray.direction[1] * pre, dz = ray.direction[2] * pre;
-  const double inv_length = pre / std::sqrt(dx * dx + dy * dy + dz * dz);  // 1 / |direction|
-  const double length = 1.0 / inv_length;
-  const __m256d unit = _mm256_mul_pd(direction, _mm256_set1_pd(inv_length));
+  const __m256d d_max4 = _mm256_set1_pd(d_max);
+  const __m256d unit = _mm256_div_pd(direction, d_max4);
+  const __m256d reciprocal = _mm256_div_pd(d_max4, direction);  // +-inf for a zero component, replaced below
   r.world = ray;
   r.voxel_size = voxel_size;
-  r.t_per_s = inv_length * (voxel_size / kGridScale);
-  r.max_t = float(ray.max_t * length * scale);
+  r.t_per_s = (voxel_size / kGridScale) / d_max;
+  r.max_t = float(ray.max_t * d_max * scale);
   // The origin's integer part is taken in the world's grid frame, then shifted by the chunk's origin (an integer
   // multiple of 8 kGridScale): every chunk gets the same fraction and the same point, bit for bit.
   const __m256d base = chunkGridOrigin(chunk);
   const __m256d whole = _mm256_floor_pd(o);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(r.origin_int.data()), _mm256_cvttpd_epi32(_mm256_sub_pd(whole, base)));
   _mm_storeu_ps(r.origin_frac.data(), _mm256_cvtpd_ps(_mm256_sub_pd(o, whole)));
-  // The unit direction (components below 1e-30 flushed to 0, so no reciprocal overflows) and its reciprocals (a
-  // huge finite value for a zero component keeps the slab test free of NaN).
+  // The direction u (components below 1e-30 flushed to 0, so no reciprocal overflows) and its reciprocals (a huge
+  // finite value for a zero component keeps the slab test free of NaN).
   __m128 d = _mm256_cvtpd_ps(unit);
   const __m128 magnitude = _mm_andnot_ps(_mm_set1_ps(-0.0f), d);
   d = _mm_and_ps(d, _mm_cmpge_ps(magnitude, _mm_set1_ps(1e-30f)));
   const __m128 is_zero = _mm_cmpeq_ps(d, _mm_setzero_ps());
   const __m128 huge = _mm_or_ps(_mm_set1_ps(1e30f), _mm_and_ps(d, _mm_set1_ps(-0.0f)));
-  const __m128 inv = _mm_blendv_ps(_mm_div_ps(_mm_set1_ps(1.0f), d), huge, is_zero);
+  const __m128 inv = _mm_blendv_ps(_mm256_cvtpd_ps(reciprocal), huge, is_zero);
   _mm_storeu_ps(r.direction.data(), d);
   _mm_storeu_ps(r.inv_direction.data(), inv);
   // The segment's grid bounds, grown by 2 and saturated to int16 by the pack: min x, y, z then max x, y, z.

@@ -55,7 +55,7 @@ struct Ray {
 struct ChunkRay {
   std::array<std::int32_t, 3> origin_int{};  ///< Integer part of the origin in the chunk's grid frame.
   std::array<float, 3> origin_frac{};        ///< The rest, in [0, 1) (the same in every chunk).
-  std::array<float, 3> direction{};          ///< The unit direction: the kernels' parameter s counts grid units.
+  std::array<float, 3> direction{};          ///< Over its largest |component| (now +-1); s counts grid units along it.
   std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
   std::array<std::int16_t, 3> segment_min{}, segment_max{};  ///< Grid bounds of the segment, grown by 2, clamped.
   int kz = 2;  ///< The direction's largest axis (Woop's z; x and y are the next two axes cyclically).
