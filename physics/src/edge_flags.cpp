@@ -2,25 +2,203 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 
 namespace vtp::physics {
 namespace {
 
-V64 sub(const mesher::Vertex& a, const mesher::Vertex& b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-V64 cross(const V64& a, const V64& b) {
-  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+// The quad path's cells: those of the wide apron's 12^3 box, -2..8 on each axis (a vertex at p lies in cell
+// (p - 512) >> 10: the mesher keeps it 1..1023 grid units past the centre of its cell's lowest voxel).
+constexpr int kCellOffset = mesher::kWideApron;
+constexpr int kCellSide = mesher::boxSide(mesher::kWideApron) - 1;
+constexpr int kCells = kCellSide * kCellSide * kCellSide;
+constexpr int kDirections = 6;  // +x, -x, +y, -y, +z, -z: direction d ^ 1 is d's opposite
+static_assert(kCellSide <= 16, "cell coordinates are packed 4 bits apart");
+// A step between two cells as the difference of their packed coordinates (x + 16 y + 256 z; each coordinate in
+// 0..10, so a difference of +-1, +-16 or +-256 is a step to a face neighbour and nothing else), offset by 256: its
+// direction, or kNotFace.
+constexpr std::uint8_t kNotFace = 0xFF;
+constexpr std::array<std::uint8_t, 513> kStepDirection = [] {
+  std::array<std::uint8_t, 513> d{};
+  d.fill(kNotFace);
+  d[256 + 1] = 0, d[256 - 1] = 1, d[256 + 16] = 2, d[256 - 16] = 3, d[256 + 256] = 4, d[256 - 256] = 5;
+  return d;
+}();
+
+double dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+// Every triangle's normal and its squared length, exact in double (components below 2^23: a triangle spans at most
+// two cells, so its edges are below 2^11 a component; the dot products below, below 2^48, are exact too).
+void computeNormals(const mesher::ChunkMesh& mesh, std::vector<double>& normals) {
+  const std::uint16_t* idx = mesh.indices.data();
+  const mesher::Vertex* pos = mesh.vertices.data();
+  normals.resize(4 * std::size_t(mesh.triangle_count));
+  double* n = normals.data();
+  for (int t = 0; t < mesh.triangle_count; ++t, n += 4) {
+    const mesher::Vertex &p0 = pos[idx[3 * t]], &p1 = pos[idx[3 * t + 1]], &p2 = pos[idx[3 * t + 2]];
+    const std::int32_t ux = p1.x - p0.x, uy = p1.y - p0.y, uz = p1.z - p0.z;
+    const std::int32_t vx = p2.x - p0.x, vy = p2.y - p0.y, vz = p2.z - p0.z;
+    n[0] = double(uy * vz - uz * vy);
+    n[1] = double(uz * vx - ux * vz);
+    n[2] = double(ux * vy - uy * vx);
+    n[3] = dot3(n, n);
+  }
 }
-std::int64_t dot(const V64& a, const V64& b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+
+// The one test both paths apply to an edge with a single neighbour: the edge from vertex `from` of a triangle with
+// normal n is active when the neighbour u (its corner off the edge: `apex`) bends away below the face (convex) by
+// kFlatEdgeAngle or more. n.m > cos(angle) |n| |m| is squared to avoid the roots; the products are grouped so the
+// answer is the same from either triangle of the edge (convexity is: both sides' triple products are one volume).
+class EdgeTest {
+ public:
+  EdgeTest(const mesher::ChunkMesh& mesh, const std::vector<double>& normals)
+      : m_pos(mesh.vertices.data()), m_normals(normals.data()) {}
+  const double* normal(std::uint32_t t) const { return m_normals + 4 * t; }
+  bool active(const double* n, std::uint16_t from, std::uint32_t u, std::uint16_t apex) const {
+    const double* m = normal(u);
+    const mesher::Vertex &a = m_pos[from], &p = m_pos[apex];
+    const double side = double(p.x - a.x) * n[0] + double(p.y - a.y) * n[1] + double(p.z - a.z) * n[2];
+    const double nm = dot3(n, m);
+    return (side < 0) & ((nm <= 0) | (nm * nm < m_cos2 * (n[3] * m[3])));
+  }
+
+ private:
+  const mesher::Vertex* m_pos;
+  const double* m_normals;
+  double m_cos2 = std::cos(kFlatEdgeAngle) * std::cos(kFlatEdgeAngle);
+};
+
+// The corner of triangle edge j's triangle that is off edge j (corner j to j + 1).
+constexpr std::uint32_t kApexCorner[3] = {2, 0, 1};
 
 }  // namespace
 
-void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
+EdgeFlagScratch::EdgeFlagScratch()
+    : outer_edges(std::size_t(kCells * kDirections), 0),
+      cell_used(std::size_t(kCells), 0),
+      square_used(std::size_t(3 * kCells), 0) {}
+
+bool quadEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
+  const int vertices = mesh.vertex_count, triangles = mesh.triangle_count, owned = mesh.owned_triangle_count;
+  if ((triangles & 1) || (owned & 1) || flags.size() < std::size_t(owned)) return false;
+  const std::uint16_t* idx = mesh.indices.data();
+  const mesher::Vertex* pos = mesh.vertices.data();
+  // Each vertex's cell: inside the box's cells and no other vertex's (the branch is never taken for the mesher's
+  // output, so it predicts).
+  scratch.vertex_cell.resize(std::size_t(vertices));
+  scratch.vertex_coords.resize(std::size_t(vertices));
+  std::uint16_t* cell = scratch.vertex_cell.data();
+  std::uint16_t* coords = scratch.vertex_coords.data();
+  std::uint8_t* used = scratch.cell_used.data();
+  int v = 0;
+  for (; v < vertices; ++v) {
+    const int x = ((pos[v].x - 512) >> 10) + kCellOffset, y = ((pos[v].y - 512) >> 10) + kCellOffset,
+              z = ((pos[v].z - 512) >> 10) + kCellOffset;
+    const bool inside = (unsigned(x) < unsigned(kCellSide)) & (unsigned(y) < unsigned(kCellSide)) &
+                        (unsigned(z) < unsigned(kCellSide));
+    const int c = inside ? x + kCellSide * (y + kCellSide * z) : 0;
+    if (!inside || used[c]) break;
+    used[c] = 1;
+    cell[v] = std::uint16_t(c);
+    coords[v] = std::uint16_t(x | y << 4 | z << 8);
+  }
+  for (int w = 0; w < v; ++w) used[cell[w]] = 0;
+  if (v < vertices) return false;
+
+  // Quads: triangles 2q = (a, b, c) and 2q + 1 = (a, c, d), diagonal a-c, whose cells a, b, c, d go round a unit
+  // square (steps along one axis, then another, then back along each), no two quads on one square: a diagonal then
+  // belongs to one quad alone. The outer half-edges a->b, b->c (edges 0 and 1 of 2q) and c->d, d->a (edges 1 and 2 of
+  // 2q + 1) go into the table, counted by start cell and direction; an entry is the count << 16 | the last half-edge
+  // as triangle << 2 | edge.
+  scratch.written.resize(2 * std::size_t(triangles));
+  scratch.squares.resize(std::size_t(triangles / 2));
+  std::uint16_t* written = scratch.written.data();
+  std::uint16_t* squares = scratch.squares.data();
+  std::uint32_t* outer = scratch.outer_edges.data();
+  std::uint8_t* square_used = scratch.square_used.data();
+  auto step = [&](std::uint16_t from, std::uint16_t to) {
+    return unsigned(kStepDirection[std::size_t(coords[to] - coords[from] + 256)]);
+  };
+  auto add = [&](int i, std::uint16_t from, unsigned direction, std::uint32_t half_edge) {
+    const unsigned key = cell[from] * kDirections + direction;
+    outer[key] = ((outer[key] >> 16) + 1) << 16 | half_edge;
+    written[i] = std::uint16_t(key);
+  };
+  bool quads = triangles < (1 << 14);  // half-edge numbers fit 16 bits
+  int added = 0;  // quads whose entries are in the tables
+  for (; added < triangles / 2 && quads; ++added) {
+    const int q = added;
+    const std::uint16_t* t = idx + 6 * q;
+    const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
+    const unsigned ab = step(a, b), bc = step(b, c), cd = step(c, d), da = step(d, a);
+    // The square: its lowest cell (the smallest index) and the axis across it (read only for a square).
+    const unsigned lowest = std::min({cell[a], cell[b], cell[c], cell[d]});
+    const unsigned square = lowest * 3 + (3 - (ab >> 1) - (bc >> 1));
+    quads = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd == (ab ^ 1u)) & (da == (bc ^ 1u)) &
+            ((ab >> 1) != (bc >> 1));
+    if (!quads || square_used[square]) break;
+    square_used[square] = 1;
+    squares[q] = std::uint16_t(square);
+    const std::uint32_t t0 = 8 * std::uint32_t(q), t1 = t0 + 4;  // triangles 2q and 2q + 1, shifted by 2
+    add(4 * q, a, ab, t0);
+    add(4 * q + 1, b, bc, t0 + 1);
+    add(4 * q + 2, c, cd, t1 + 1);
+    add(4 * q + 3, d, da, t1 + 2);
+  }
+  quads = quads && added == triangles / 2;
+  if (quads) {
+    computeNormals(mesh, scratch.normals);
+    const EdgeTest test(mesh, scratch.normals);
+    // Outer edge from -> to: its twin to -> from is the one half-edge leaving to's cell towards from's (with a vertex
+    // per cell, every half-edge leaving that way is a to -> from). An edge with one half-edge each way is tested once,
+    // from the half-edge along +x, +y or +z, for both triangles (the test gives the same answer from either); any
+    // other half-edge with a single twin, and one whose twin is not owned (a seam edge), is tested from its own side.
+    // Flags are ORed into zeros, in any order.
+    std::fill(flags.begin(), flags.begin() + owned, std::uint8_t(0));
+    // `key` is the half-edge's own entry (the table is filled in quad order, 4 a quad).
+    auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t to, unsigned key) {
+      const unsigned direction = (key % kDirections) ^ 1u;  // to -> from
+      const std::uint32_t back = outer[cell[to] * kDirections + direction];
+      const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
+      const std::uint16_t from = idx[3 * t + k];
+      const bool forward = direction & 1u;  // from -> to is along +x, +y or +z
+      const bool shared = (outer[key] >> 16 == 1) & (u < std::uint32_t(owned));
+      if (back >> 16 != 1) {
+        flags[t] = std::uint8_t(flags[t] | 1u << k);
+      } else if (forward || !shared) {
+        const unsigned active = test.active(test.normal(t), from, u, idx[3 * u + kApexCorner[j]]);
+        flags[t] = std::uint8_t(flags[t] | active << k);
+        if (forward & shared) flags[u] = std::uint8_t(flags[u] | active << j);
+      }
+    };
+    for (int q = 0; q < owned / 2; ++q) {
+      const std::uint16_t* t = idx + 6 * q;
+      const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
+      const std::uint32_t t0 = 2 * std::uint32_t(q), t1 = t0 + 1;
+      const unsigned diagonal = unsigned(test.active(test.normal(t0), c, t1, d));  // the same from t1
+      flags[t0] = std::uint8_t(flags[t0] | diagonal << 2);
+      flags[t1] = std::uint8_t(flags[t1] | diagonal);
+      const std::uint16_t* key = written + 4 * q;
+      outerEdge(t0, 0, b, key[0]);
+      outerEdge(t0, 1, c, key[1]);
+      outerEdge(t1, 1, d, key[2]);
+      outerEdge(t1, 2, a, key[3]);
+    }
+  }
+  for (int i = 0; i < added; ++i) {
+    square_used[squares[i]] = 0;
+    for (int k = 0; k < 4; ++k) outer[written[4 * i + k]] = 0;
+  }
+  return quads;
+}
+
+void generalEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
   const auto vertices = std::size_t(mesh.vertex_count), triangles = std::size_t(mesh.triangle_count);
   const std::size_t owned = std::min(std::size_t(mesh.owned_triangle_count), flags.size());
   const std::uint16_t* idx = mesh.indices.data();
-  const mesher::Vertex* pos = mesh.vertices.data();
   // Half-edges grouped by start vertex (a counting sort), each entry its end vertex << 16 | its number 3 t + k
   // (both below 2^16: at most 1331 vertices and 6000 triangles).
   scratch.starts.assign(vertices + 1, 0);
@@ -37,23 +215,14 @@ void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> fla
   }
   for (std::size_t v = vertices; v > 0; --v) start[v] = start[v - 1];
   start[0] = 0;
-  // Every triangle's normal (exact integers, below 2^23 a component: a triangle spans at most two cells, so its edges
-  // are below 2^11 a component).
-  scratch.normals.resize(triangles);
-  for (std::size_t t = 0; t < triangles; ++t) {
-    const mesher::Vertex &p0 = pos[idx[3 * t]], &p1 = pos[idx[3 * t + 1]], &p2 = pos[idx[3 * t + 2]];
-    scratch.normals[t] = cross(sub(p1, p0), sub(p2, p0));
-  }
+  computeNormals(mesh, scratch.normals);
+  const EdgeTest test(mesh, scratch.normals);
 
-  // An edge bends by less than kFlatEdgeAngle when n.m > cos(angle) |n| |m|, squared to avoid the roots (the dot
-  // products are exact in int64, below 2^48, and so in the doubles they are converted to).
-  const double cos2 = std::cos(kFlatEdgeAngle) * std::cos(kFlatEdgeAngle);
-  // Each edge shared by two owned triangles is classified once, from its first triangle, for both (bit 3 + k of a
-  // flag byte marks edge k done; cleared at the end).
+  // Each edge shared by two owned triangles is classified once, from its first triangle, for both (the test gives
+  // the same answer from either; bit 3 + k of a flag byte marks edge k done; cleared at the end).
   std::fill(flags.begin(), flags.begin() + std::ptrdiff_t(owned), std::uint8_t(0));
   for (std::size_t t = 0; t < owned; ++t) {
-    const V64& n = scratch.normals[t];
-    const double nn = double(dot(n, n));
+    const double* n = test.normal(std::uint32_t(t));
     for (unsigned k = 0; k < 3; ++k) {
       if (flags[t] >> (3 + k) & 1u) continue;
       const std::uint16_t a = idx[3 * t + k], b = idx[3 * t + (k + 1) % 3];
@@ -75,19 +244,16 @@ void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> fla
         continue;
       }
       const std::uint32_t u = twin / 3, j = twin - 3 * u;
-      const std::uint16_t apex = idx[3 * u + (j + 2) % 3];
-      bool active = false;
-      if (dot(sub(pos[apex], pos[a]), n) < 0) {  // the neighbour bends away below this face: convex
-        const V64& m = scratch.normals[u];
-        const double nm = double(dot(n, m));
-        active = nm <= 0 || nm * nm < cos2 * nn * double(dot(m, m));
-      }
+      const bool active = test.active(n, a, u, idx[3 * u + kApexCorner[j]]);
       flags[t] = std::uint8_t(flags[t] | unsigned(active) << k);
-      // Convexity and the angle are symmetric: the neighbour's edge j gets the same answer.
       if (u < owned && u != t) flags[u] = std::uint8_t(flags[u] | (unsigned(active) << j) | (8u << j));
     }
   }
   for (std::size_t t = 0; t < owned; ++t) flags[t] &= 7u;
+}
+
+void computeEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
+  if (!quadEdgeFlags(mesh, flags, scratch)) generalEdgeFlags(mesh, flags, scratch);
 }
 
 }  // namespace vtp::physics

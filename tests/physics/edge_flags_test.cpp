@@ -4,6 +4,7 @@
 // with negative coordinates and seams; flat ground has no flagged edge, a box's rim has.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
@@ -120,5 +121,104 @@ TEST_CASE("edge flags: random worlds match brute force") {
     std::mt19937_64 rng(seed);
     vtp::test::randomEdits(*world, {{-14, -10, -14}, {10, 10, 10}}, 25, rng);
     CHECK(checkWorld(*world) > 0);
+  }
+}
+
+namespace {
+
+// Both paths over every chunk near a stored one, meshed with `apron`: the quad path must take the mesher's output and
+// give the general path's flags. Returns how many triangles were compared.
+int comparePaths(const World& world, int apron) {
+  vtp::mesher::SurfaceMesher mesher;
+  vtp::mesher::ChunkMesh mesh;
+  EdgeFlagScratch scratch;
+  std::vector<std::uint8_t> quad(std::size_t(vtp::mesher::kMaxWideTriangles)), general(quad.size());
+  std::vector<Voxel> box(std::size_t(vtp::mesher::boxVolume(apron)));
+  int compared = 0;
+  for (const ChunkCoord c : vtp::test::chunksNearStored(world)) {
+    const VoxelCoord o = chunkOrigin(c);
+    const int far = kChunkSize + apron;
+    REQUIRE(world.readBox({{o.x - apron, o.y - apron, o.z - apron}, {o.x + far, o.y + far, o.z + far}}, box).ok());
+    REQUIRE(mesher.mesh(box, apron, mesh).ok());
+    INFO("chunk " << c.x << "," << c.y << "," << c.z << " apron " << apron);
+    REQUIRE(quadEdgeFlags(mesh, quad, scratch));
+    generalEdgeFlags(mesh, general, scratch);
+    for (int t = 0; t < mesh.owned_triangle_count; ++t) CHECK(quad[std::size_t(t)] == general[std::size_t(t)]);
+    compared += mesh.owned_triangle_count;
+  }
+  return compared;
+}
+
+}  // namespace
+
+TEST_CASE("edge flags: the quad path takes the mesher's output and agrees with the general path") {
+  for (const std::uint64_t seed : {5u, 13u}) {
+    auto world = vtp::test::makeWorld();
+    std::mt19937_64 rng(seed);
+    vtp::test::randomEdits(*world, {{-14, -10, -14}, {10, 10, 10}}, 25, rng);
+    for (const int apron : {vtp::mesher::kApron, vtp::mesher::kWideApron}) CHECK(comparePaths(*world, apron) > 0);
+  }
+}
+
+TEST_CASE("edge flags: a mesh without the mesher's structure takes the general path, with the same answers") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-12, -8, -12}, {12, 0, 12}}, 2).ok());
+  REQUIRE(world->fillBox({{-3, 0, -5}, {4, 3, 2}}, 3).ok());
+  std::vector<Voxel> box(std::size_t(vtp::mesher::boxVolume(vtp::mesher::kWideApron)));
+  REQUIRE(world->readBox({{-2, -2, -2}, {10, 10, 10}}, box).ok());
+  vtp::mesher::SurfaceMesher mesher;
+  vtp::mesher::ChunkMesh base;
+  REQUIRE(mesher.mesh(box, vtp::mesher::kWideApron, base).ok());
+  REQUIRE(base.owned_triangle_count >= 4);
+  EdgeFlagScratch scratch;
+  std::vector<std::uint8_t> flags(std::size_t(vtp::mesher::kMaxWideTriangles)), want(flags.size());
+  REQUIRE(quadEdgeFlags(base, flags, scratch));
+
+  // Each change breaks one thing the quad path relies on; the mesh is still a valid mesh, and computeEdgeFlags must
+  // answer as the general path does (the general path finds neighbours by vertex, whatever the order).
+  auto check = [&](const char* what, vtp::mesher::ChunkMesh mesh) {
+    INFO(what);
+    CHECK_FALSE(quadEdgeFlags(mesh, flags, scratch));
+    generalEdgeFlags(mesh, want, scratch);
+    computeEdgeFlags(mesh, flags, scratch);
+    for (int t = 0; t < mesh.owned_triangle_count; ++t) CHECK(flags[std::size_t(t)] == want[std::size_t(t)]);
+    // The tables are left clear: the unchanged mesh still takes the quad path with the general path's answers.
+    REQUIRE(quadEdgeFlags(base, flags, scratch));
+    generalEdgeFlags(base, want, scratch);
+    for (int t = 0; t < base.owned_triangle_count; ++t) CHECK(flags[std::size_t(t)] == want[std::size_t(t)]);
+  };
+  {
+    vtp::mesher::ChunkMesh m = base;  // a triangle's corners rotated: (b, c, a)
+    std::rotate(m.indices.begin(), m.indices.begin() + 1, m.indices.begin() + 3);
+    check("rotated corners", m);
+  }
+  {
+    vtp::mesher::ChunkMesh m = base;  // the first two quads' second triangles swapped
+    std::swap_ranges(m.indices.begin() + 3, m.indices.begin() + 6, m.indices.begin() + 9);
+    check("triangles of two quads swapped", m);
+  }
+  {
+    vtp::mesher::ChunkMesh m = base;  // one owned triangle fewer: an odd count
+    m.owned_triangle_count -= 1;
+    check("odd owned count", m);
+  }
+  {
+    vtp::mesher::ChunkMesh m = base;  // a vertex moved onto its neighbour, so into its cell
+    m.vertices[m.indices[0]] = m.vertices[m.indices[1]];
+    check("two vertices in one cell", m);
+  }
+  {
+    vtp::mesher::ChunkMesh m = base;  // the first quad again, as a neighbour's: its diagonal has three triangles
+    const std::size_t end = 3 * std::size_t(m.triangle_count);
+    REQUIRE(m.indices.size() >= end + 6);
+    std::copy(m.indices.begin(), m.indices.begin() + 6, m.indices.begin() + std::ptrdiff_t(end));
+    m.materials[std::size_t(m.triangle_count)] = m.materials[std::size_t(m.triangle_count) + 1] = m.materials[0];
+    m.triangle_count += 2;
+    check("a quad twice", m);
+  }
+  {
+    vtp::mesher::ChunkMesh m = base;  // a vertex outside the box's cells
+    m.vertices[m.indices[0]].y = std::int16_t(-3000);
+    check("a vertex outside the cells", m);
   }
 }
