@@ -139,7 +139,6 @@ void Collider::castRay(const ChunkRay& ray, Visit&& visit) const noexcept {
 
 template <class Visit>
 void Collider::castRayScan(const ChunkRay& ray, Visit& visit) const noexcept {
-  const RayLanes lanes(ray);
   const std::uint16_t* const corners[3] = {corner(0), corner(1), corner(2)};
   // Two tests per group of 8 leaf boxes. First the segment's integer bounding box against the boxes (int16 compares,
   // exact): a short ray skips most groups and leaves here. Then slabs in float for the survivors, with the boxes
@@ -176,6 +175,8 @@ void Collider::castRayScan(const ChunkRay& ray, Visit& visit) const noexcept {
     }
     const int count = n;
     n = 0;
+    if (count == 0) return true;
+    const RayLanes lanes(ray);  // the triangle kernel's ray, set up only for a ray that enters a leaf
     for (int e = 0; e < count; ++e) {
       if (std::bit_cast<float>(std::uint32_t(entries[e] >> 32)) > visit.limit()) return true;  // the rest enter later
       const int leaf = int(entries[e] & 0xFFFFFFFFu);
