@@ -30,15 +30,15 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
       std::size_t(mesh.vertex_count) > mesh.vertices.size() || triangles > mesher::kMaxTriangles) {
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: the mesh's counts exceed its buffers", {}};
   }
+  // Every index, the neighbours' too (the edge flags read them), within the vertices.
+  const auto past = std::find_if(mesh.indices.begin(), mesh.indices.begin() + 3 * std::ptrdiff_t(mesh.triangle_count),
+                                 [&](std::uint16_t v) { return v >= mesh.vertex_count; });
+  if (past != mesh.indices.begin() + 3 * std::ptrdiff_t(mesh.triangle_count)) {
+    return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a triangle index is past vertex_count", {}};
+  }
   // Used vertices, renumbered in their original order.
   m_remap.assign(std::size_t(mesh.vertex_count), -1);
-  for (int i = 0; i < 3 * triangles; ++i) {
-    const std::uint16_t v = mesh.indices[std::size_t(i)];
-    if (v >= mesh.vertex_count) {
-      return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a triangle index is past vertex_count", {}};
-    }
-    m_remap[v] = 0;
-  }
+  for (int i = 0; i < 3 * triangles; ++i) m_remap[mesh.indices[std::size_t(i)]] = 0;
   int vertices = 0;
   for (std::int32_t& r : m_remap)
     if (r == 0) r = vertices++;

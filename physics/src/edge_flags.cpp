@@ -120,7 +120,8 @@ bool quadEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags,
   std::uint32_t* outer = scratch.outer_edges.data();
   std::uint8_t* square_used = scratch.square_used.data();
   auto step = [&](std::uint16_t from, std::uint16_t to) {
-    return unsigned(kStepDirection[std::size_t(coords[to] - coords[from] + 256)]);
+    const unsigned i = unsigned(coords[to] - coords[from] + 256);  // past 512 for cells not even one step apart
+    return i < kStepDirection.size() ? unsigned(kStepDirection[i]) : unsigned(kNotFace);
   };
   auto add = [&](int i, std::uint16_t from, unsigned direction, std::uint32_t half_edge) {
     const unsigned key = cell[from] * kDirections + direction;

@@ -541,3 +541,25 @@ TEST_CASE("collider: a ray through a seam edge on a chunk's boundary plane hits 
   }
   CHECK(misses == 0);
 }
+
+TEST_CASE("collider builder: an index past vertex_count is refused, in a neighbour's triangle too") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox(VoxelBox{{-8, -8, -8}, {8, 3, 8}}, 2).ok());
+  std::vector<Voxel> box(std::size_t(vtp::mesher::boxVolume(vtp::mesher::kWideApron)));
+  REQUIRE(world->readBox({{-2, -2, -2}, {10, 10, 10}}, box).ok());
+  vtp::mesher::SurfaceMesher mesher;
+  vtp::mesher::ChunkMesh mesh;
+  REQUIRE(mesher.mesh(box, vtp::mesher::kWideApron, mesh).ok());
+  REQUIRE(mesh.owned_triangle_count > 0);
+  REQUIRE(mesh.triangle_count > mesh.owned_triangle_count);
+  ColliderBuilder builder;
+  REQUIRE(builder.build(mesh, {0, 0, 0}).ok());
+  for (const int triangle : {0, mesh.triangle_count - 1}) {
+    vtp::mesher::ChunkMesh bad = mesh;
+    bad.indices[3 * std::size_t(triangle) + 1] = std::uint16_t(bad.vertex_count);
+    auto built = builder.build(bad, {0, 0, 0});
+    REQUIRE_FALSE(built.ok());
+    CHECK(built.error().code == vtp::ErrorCode::kInvalidArgument);
+  }
+  CHECK(builder.build(mesh, {0, 0, 0}).ok());  // the builder is still usable
+}
