@@ -1,52 +1,119 @@
-// The loose kD build. Triangles are copied once into compact records (bounds, doubled midpoints, id) that the build
-// permutes in place, so every pass is a linear scan over contiguous memory: per node one pass partitions (the median
-// fallback uses nth_element) and one computes both children's bounds and midpoint sums, which become the children's
-// own (no pass recomputes them).
+// The loose kD build. Triangles are copied once into records held as structure of arrays (min x, y, z, max x, y, z,
+// id; int16 each, the doubled midpoints min + max computed where needed), so every pass works 8 records to an SSE
+// register without a branch on the data: per node one pass partitions (a compare of 8 midpoints against the mean,
+// and per field one byte shuffle to each side, from a table indexed by the compare's mask; the right side goes to a
+// spill buffer and is copied after the left), and one pass per child takes its bounds and midpoint sum, which become
+// the child's own. Records move between two buffers by depth parity. The median fallback sorts a node's records by
+// (midpoint, id) with nth_element. The children's sets, and so the tree, its planes and its leaves' triangles and
+// boxes, are the same as with any other partition; only the order of triangles inside a leaf depends on it.
 #include "vtp/physics/kd_build.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
+#include <vector>
 
 namespace vtp::physics {
 
 namespace {
 
-struct Item {
-  std::int16_t min[3], max[3];
-  std::int16_t mid2[3];  // min + max: twice the midpoint, exact
-  std::uint16_t id;
-};
-static_assert(sizeof(Item) == 20);  // boundsOf loads bytes 0-15 and 12-19
+constexpr int kFields = 7;  // min x, y, z, max x, y, z, id
+constexpr int kLanes = 8;   // int16 lanes of one SSE register
 
-// A range's content bounds and the sums of its doubled midpoints (the next split's mean needs them).
+// Byte shuffles that pack the lanes of an 8-bit mask to the front, for each mask.
+struct PackTable {
+  alignas(16) std::uint8_t shuffle[256][16];
+  constexpr PackTable() : shuffle{} {
+    for (int m = 0; m < 256; ++m) {
+      int n = 0;
+      for (int lane = 0; lane < 8; ++lane) {
+        if (m >> lane & 1) {
+          shuffle[m][2 * n] = std::uint8_t(2 * lane);
+          shuffle[m][2 * n + 1] = std::uint8_t(2 * lane + 1);
+          ++n;
+        }
+      }
+      for (; n < 8; ++n) shuffle[m][2 * n] = shuffle[m][2 * n + 1] = 0x80;
+    }
+  }
+};
+constexpr PackTable kPack;
+
+// Records as structure of arrays, padded so 8-lane loads past a range's end stay inside.
+struct Records {
+  std::vector<std::int16_t> field[kFields];
+  void resize(std::size_t n) {
+    for (auto& f : field) f.resize(n + kLanes);
+  }
+};
+
 struct Bounds {
   int min[3], max[3];
   long long mid2_sum[3];
 };
 
-// Bounds of a range of items (at least one): int16 min and max over the first 16 bytes of each record (lanes 0-2
-// are its minimum, 3-5 its maximum, the other lanes are ignored) and int32 sums of the three doubled midpoints (the
-// record's bytes 12-19, widened; a chunk's sums stay far below 2^31).
-Bounds boundsOf(const Item* first, const Item* last) {
-  __m128i lo = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
-  __m128i hi = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
-  __m128i sum = _mm_setzero_si128();
-  for (const Item* it = first; it != last; ++it) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(it));
-    lo = _mm_min_epi16(lo, v);
-    hi = _mm_max_epi16(hi, v);
-    sum = _mm_add_epi32(sum, _mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(it->mid2))));
+// Bounds of records [first, last) and the sum of their int16 midpoints.
+Bounds boundsOf(const Records& r, int first, int last) {
+  __m128i lo[3], hi[3];
+  __m128i sum[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+    hi[a] = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+    sum[a] = _mm_setzero_si128();
   }
-  alignas(16) std::int16_t l[8], h[8];
-  alignas(16) std::int32_t m[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(l), lo);
-  _mm_store_si128(reinterpret_cast<__m128i*>(h), hi);
-  _mm_store_si128(reinterpret_cast<__m128i*>(m), sum);
-  return {{l[0], l[1], l[2]}, {h[3], h[4], h[5]}, {m[0], m[1], m[2]}};
+  const __m128i ones = _mm_set1_epi16(1);
+  int i = first;
+  for (; i + kLanes <= last; i += kLanes) {
+    for (int a = 0; a < 3; ++a) {
+      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[a].data() + i));
+      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[3 + a].data() + i));
+      lo[a] = _mm_min_epi16(lo[a], mn);
+      hi[a] = _mm_max_epi16(hi[a], mx);
+      sum[a] = _mm_add_epi32(sum[a], _mm_madd_epi16(_mm_add_epi16(mn, mx), ones));  // int16 midpoints, as stored
+    }
+  }
+  if (i < last) {  // the last 1-7 records, the lanes past them masked (the arrays have 8 entries of slack)
+    const __m128i lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m128i valid = _mm_cmpgt_epi16(_mm_set1_epi16(std::int16_t(last - i)), lane);
+    const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+    const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+    for (int a = 0; a < 3; ++a) {
+      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[a].data() + i));
+      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[3 + a].data() + i));
+      lo[a] = _mm_min_epi16(lo[a], _mm_blendv_epi8(top, mn, valid));
+      hi[a] = _mm_max_epi16(hi[a], _mm_blendv_epi8(bottom, mx, valid));
+      sum[a] = _mm_add_epi32(sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
+    }
+  }
+  // Horizontal: min and max of 8 int16 lanes (three halvings), sum of 4 int32 lanes.
+  auto hmin = [](__m128i v) {
+    v = _mm_min_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm_min_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+    v = _mm_min_epi16(v, _mm_srli_epi32(v, 16));
+    return int(std::int16_t(_mm_cvtsi128_si32(v)));
+  };
+  auto hmax = [](__m128i v) {
+    v = _mm_max_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm_max_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+    v = _mm_max_epi16(v, _mm_srli_epi32(v, 16));
+    return int(std::int16_t(_mm_cvtsi128_si32(v)));
+  };
+  auto hsum = [](__m128i v) {
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+    return (long long)_mm_cvtsi128_si32(v);
+  };
+  Bounds b;
+  for (int a = 0; a < 3; ++a) {
+    b.min[a] = hmin(lo[a]);
+    b.max[a] = hmax(hi[a]);
+    b.mid2_sum[a] = hsum(sum[a]);
+  }
+  return b;
 }
 
 }  // namespace
@@ -55,72 +122,131 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
   const int max_depth = std::clamp(options.max_depth, 0, 64);
   const int n = int(std::min<std::size_t>(bounds.size(), 65535));
-  thread_local std::vector<Item> items;
-  items.resize(std::size_t(n));
+  thread_local Records records[2];  // by depth parity
+  thread_local Records spill;       // a partition's right side before it is copied after the left
+  for (Records& r : records) r.resize(std::size_t(n));
+  spill.resize(std::size_t(n));
   for (int i = 0; i < n; ++i) {
-    Item& it = items[std::size_t(i)];
     const TriangleBounds& b = bounds[std::size_t(i)];
-    std::memcpy(it.min, b.min.data(), sizeof it.min);
-    std::memcpy(it.max, b.max.data(), sizeof it.max);
-    for (int a = 0; a < 3; ++a) it.mid2[a] = std::int16_t(it.min[a] + it.max[a]);
-    it.id = std::uint16_t(i);
+    for (int a = 0; a < 3; ++a) {
+      records[0].field[a][std::size_t(i)] = b.min[std::size_t(a)];
+      records[0].field[3 + a][std::size_t(i)] = b.max[std::size_t(a)];
+    }
+    records[0].field[6][std::size_t(i)] = std::int16_t(std::uint16_t(i));
   }
-  static_assert(sizeof(TriangleBounds) == 12);
   out.leaves.clear();
   out.nodes.clear();
+  out.order.resize(std::size_t(n));
 
   struct Task {
     int first, last, depth, node;
     Bounds bounds;
   };
-  thread_local std::vector<Task> stack;  // depth-bounded
+  thread_local std::vector<Task> stack;
   stack.clear();
   out.nodes.push_back({});
-  stack.push_back({0, n, 0, 0, boundsOf(items.data(), items.data() + n)});
+  stack.push_back({0, n, 0, 0, boundsOf(records[0], 0, n)});
   while (!stack.empty()) {
     const Task task = stack.back();
     stack.pop_back();
     const int count = task.last - task.first;
+    const Records& src = records[task.depth & 1];
     if (count <= leaf_triangles || task.depth >= max_depth) {
       out.nodes[std::size_t(task.node)].leaf = int(out.leaves.size());
       const Bounds& b = task.bounds;
       out.leaves.push_back({task.first, count, {std::int16_t(b.min[0]), std::int16_t(b.min[1]), std::int16_t(b.min[2])},
                             {std::int16_t(b.max[0]), std::int16_t(b.max[1]), std::int16_t(b.max[2])}});
+      for (int i = task.first; i < task.last; ++i) {
+        out.order[std::size_t(i)] = std::uint16_t(src.field[6][std::size_t(i)]);
+      }
       continue;
     }
     int axis = 0;
     for (int a = 1; a < 3; ++a) {
       if (task.bounds.max[a] - task.bounds.min[a] > task.bounds.max[axis] - task.bounds.min[axis]) axis = a;
     }
-    Item* first = items.data() + task.first;
-    Item* last = items.data() + task.last;
     const long long sum = task.bounds.mid2_sum[axis];
-    // Mean midpoint, rounded up: a triangle goes left when its midpoint is strictly below it.
     const long long mean = (long long)std::ceil(double(sum) / count);  // exact: |sum| < 2^31
-    Item* split = std::partition(first, last, [&](const Item& it) { return it.mid2[axis] < mean; });
-    const int left_count = int(split - first);
-    if (4 * left_count < count || 4 * (count - left_count) < count) {
-      split = first + count / 2;
-      std::nth_element(first, split, last, [&](const Item& a, const Item& b) {
-        return a.mid2[axis] != b.mid2[axis] ? a.mid2[axis] < b.mid2[axis] : a.id < b.id;
-      });
+    Records& dst = records[(task.depth + 1) & 1];
+    // Left (midpoint below the mean) to dst from first on, right to the spill, both in order; then the spill after
+    // the left. 8 records a step: a compare, and per field one byte shuffle each way.
+    const std::int16_t* mn = src.field[axis].data();
+    const std::int16_t* mx = src.field[3 + axis].data();
+    const __m128i limit = _mm_set1_epi16(std::int16_t(mean));  // a mean of int16 midpoints (rounded up) fits int16
+    int left = task.first, right = 0;
+    int i = task.first;
+    for (; i + kLanes <= task.last; i += kLanes) {
+      const __m128i mid2 = _mm_add_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn + i)),
+                                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(mx + i)));
+      const unsigned mask = _pext_u32(unsigned(_mm_movemask_epi8(_mm_cmplt_epi16(mid2, limit))), 0x5555u);
+      const __m128i to_left = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[mask]));
+      const __m128i to_right = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[mask ^ 0xFFu]));
+      for (int f = 0; f < kFields; ++f) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src.field[f].data() + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field[f].data() + left), _mm_shuffle_epi8(v, to_left));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(spill.field[f].data() + right), _mm_shuffle_epi8(v, to_right));
+      }
+      const int l = std::popcount(mask);
+      left += l;
+      right += kLanes - l;
     }
-    const int mid = int(split - items.data());
-    const Bounds left_bounds = boundsOf(first, split), right_bounds = boundsOf(split, last);
-    const int left = int(out.nodes.size()), right = left + 1;
+    for (; i < task.last; ++i) {
+      const bool go_left = std::int16_t(src.field[axis][std::size_t(i)] + src.field[3 + axis][std::size_t(i)]) < mean;
+      for (int f = 0; f < kFields; ++f) {
+        dst.field[f][std::size_t(left)] = src.field[f][std::size_t(i)];
+        spill.field[f][std::size_t(right)] = src.field[f][std::size_t(i)];
+      }
+      left += go_left;
+      right += !go_left;
+    }
+    for (int f = 0; f < kFields; ++f) {
+      std::int16_t* to = dst.field[f].data() + left;
+      const std::int16_t* from = spill.field[f].data();
+      int k = 0;
+      for (; k + kLanes <= right; k += kLanes)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + k),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
+      if (right >= kLanes) {  // the last 8, overlapping
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + right - kLanes),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + right - kLanes)));
+      } else {
+        for (; k < right; ++k) to[k] = from[k];
+      }
+    }
+    int split = left;
+    const int left_count = split - task.first;
+    if (4 * left_count < count || 4 * (count - left_count) < count) {
+      // The median instead: the count / 2 smallest by (midpoint, id) go left.
+      thread_local std::vector<std::array<std::int16_t, kFields>> rows;
+      rows.resize(std::size_t(count));
+      for (int k = 0; k < count; ++k)
+        for (int f = 0; f < kFields; ++f) {
+          rows[std::size_t(k)][std::size_t(f)] = dst.field[f][std::size_t(task.first + k)];
+        }
+      std::nth_element(rows.begin(), rows.begin() + count / 2, rows.end(), [&](const auto& x, const auto& y) {
+        const std::int16_t mx2 = std::int16_t(x[std::size_t(axis)] + x[std::size_t(3 + axis)]);
+        const std::int16_t my2 = std::int16_t(y[std::size_t(axis)] + y[std::size_t(3 + axis)]);
+        return mx2 != my2 ? mx2 < my2 : std::uint16_t(x[6]) < std::uint16_t(y[6]);
+      });
+      for (int k = 0; k < count; ++k)
+        for (int f = 0; f < kFields; ++f) {
+          dst.field[f][std::size_t(task.first + k)] = rows[std::size_t(k)][std::size_t(f)];
+        }
+      split = task.first + count / 2;
+    }
+    const Bounds left_bounds = boundsOf(dst, task.first, split), right_bounds = boundsOf(dst, split, task.last);
+    const int l_node = int(out.nodes.size()), r_node = l_node + 1;
     KdNode& node = out.nodes[std::size_t(task.node)];
     node.axis = axis;
     node.left_max = left_bounds.max[axis];
     node.right_min = right_bounds.min[axis];
-    node.left = left;
-    node.right = right;
+    node.left = l_node;
+    node.right = r_node;
     out.nodes.push_back({});
     out.nodes.push_back({});
-    stack.push_back({mid, task.last, task.depth + 1, right, right_bounds});
-    stack.push_back({task.first, mid, task.depth + 1, left, left_bounds});
+    stack.push_back({split, task.last, task.depth + 1, r_node, right_bounds});
+    stack.push_back({task.first, split, task.depth + 1, l_node, left_bounds});
   }
-  out.order.resize(std::size_t(n));
-  for (int i = 0; i < n; ++i) out.order[std::size_t(i)] = items[std::size_t(i)].id;
 }
 
 int kdDepth(const KdBuild& build) {
