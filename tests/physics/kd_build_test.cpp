@@ -64,8 +64,11 @@ struct Reference {
     }
     const int mid = int(split - records.begin());
     int left_max = std::numeric_limits<int>::min(), right_min = std::numeric_limits<int>::max();
-    for (int i = first; i < mid; ++i) left_max = std::max<int>(left_max, records[std::size_t(i)].b.max[std::size_t(axis)]);
-    for (int i = mid; i < last; ++i) right_min = std::min<int>(right_min, records[std::size_t(i)].b.min[std::size_t(axis)]);
+    for (int i = first; i < last; ++i) {
+      const TriangleBounds& b = records[std::size_t(i)].b;
+      if (i < mid) left_max = std::max<int>(left_max, b.max[std::size_t(axis)]);
+      else right_min = std::min<int>(right_min, b.min[std::size_t(axis)]);
+    }
     const int l = int(out.nodes.size());
     out.nodes.push_back({});
     out.nodes.push_back({});
@@ -182,8 +185,9 @@ TEST_CASE("kD build: the same tree as the reference on the mesher's chunks") {
       const auto& v0 = mesh.vertices[mesh.indices[3 * std::size_t(t)]];
       const auto& v1 = mesh.vertices[mesh.indices[3 * std::size_t(t) + 1]];
       const auto& v2 = mesh.vertices[mesh.indices[3 * std::size_t(t) + 2]];
-      bounds[std::size_t(t)] = {{{std::min({v0.x, v1.x, v2.x}), std::min({v0.y, v1.y, v2.y}), std::min({v0.z, v1.z, v2.z})}},
-                                {{std::max({v0.x, v1.x, v2.x}), std::max({v0.y, v1.y, v2.y}), std::max({v0.z, v1.z, v2.z})}}};
+      TriangleBounds& b = bounds[std::size_t(t)];
+      b.min = {std::min({v0.x, v1.x, v2.x}), std::min({v0.y, v1.y, v2.y}), std::min({v0.z, v1.z, v2.z})};
+      b.max = {std::max({v0.x, v1.x, v2.x}), std::max({v0.y, v1.y, v2.y}), std::max({v0.z, v1.z, v2.z})};
     }
     checkSame(bounds, {});
     chunks += mesh.triangle_count > 0;
