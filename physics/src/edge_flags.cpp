@@ -11,15 +11,15 @@ namespace vtp::physics {
 namespace {
 
 // The quad path's cells: those of the wide apron's 12^3 box, -2..8 on each axis (a vertex at p lies in cell
-// (p - 512) >> 10: the mesher keeps it 1..1023 grid units past the centre of its cell's lowest voxel).
+// (p - 512) >> 10: the mesher keeps it 1..1023 grid units past the centre of its cell's lowest voxel), named by their
+// coordinates from 0 packed 4 bits apart, x + 16 y + 256 z. Each is in 0..10, so two cells' names differ by +-1, +-16
+// or +-256 exactly when the cells are face neighbours.
 constexpr int kCellOffset = mesher::kWideApron;
 constexpr int kCellSide = mesher::boxSide(mesher::kWideApron) - 1;
-constexpr int kCells = kCellSide * kCellSide * kCellSide;
-constexpr int kDirections = 6;  // +x, -x, +y, -y, +z, -z: direction d ^ 1 is d's opposite
 static_assert(kCellSide <= 16, "cell coordinates are packed 4 bits apart");
-// A step between two cells as the difference of their packed coordinates (x + 16 y + 256 z; each coordinate in
-// 0..10, so a difference of +-1, +-16 or +-256 is a step to a face neighbour and nothing else), offset by 256: its
-// direction, or kNotFace.
+constexpr int kCells = 16 * 16 * kCellSide;  // names 0 .. 2730 and a little slack
+constexpr int kDirections = 6;                 // +x, -x, +y, -y, +z, -z: direction d ^ 1 is d's opposite
+// The direction of a step from one cell to another, by the difference of their names offset by 256, or kNotFace.
 constexpr std::uint8_t kNotFace = 0xFF;
 constexpr std::array<std::uint8_t, 513> kStepDirection = [] {
   std::array<std::uint8_t, 513> d{};
@@ -81,46 +81,48 @@ EdgeFlagScratch::EdgeFlagScratch()
       cell_used(std::size_t(kCells), 0),
       square_used(std::size_t(3 * kCells), 0) {}
 
-bool quadEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
-  const int vertices = mesh.vertex_count, triangles = mesh.triangle_count, owned = mesh.owned_triangle_count;
-  if ((triangles & 1) || (owned & 1) || flags.size() < std::size_t(owned)) return false;
-  const std::uint16_t* idx = mesh.indices.data();
+
+namespace {
+
+// The quad path's stages. Each vertex's cell into scratch.vertex_cell; false when one lies outside the box's cells or
+// shares its cell (never for the mesher's output, so the branch predicts).
+bool vertexCells(const mesher::ChunkMesh& mesh, EdgeFlagScratch& scratch) {
   const mesher::Vertex* pos = mesh.vertices.data();
-  // Each vertex's cell: inside the box's cells and no other vertex's (the branch is never taken for the mesher's
-  // output, so it predicts).
-  scratch.vertex_cell.resize(std::size_t(vertices));
-  scratch.vertex_coords.resize(std::size_t(vertices));
+  scratch.vertex_cell.resize(std::size_t(mesh.vertex_count));
   std::uint16_t* cell = scratch.vertex_cell.data();
-  std::uint16_t* coords = scratch.vertex_coords.data();
   std::uint8_t* used = scratch.cell_used.data();
   int v = 0;
-  for (; v < vertices; ++v) {
+  for (; v < mesh.vertex_count; ++v) {
     const int x = ((pos[v].x - 512) >> 10) + kCellOffset, y = ((pos[v].y - 512) >> 10) + kCellOffset,
               z = ((pos[v].z - 512) >> 10) + kCellOffset;
     const bool inside = (unsigned(x) < unsigned(kCellSide)) & (unsigned(y) < unsigned(kCellSide)) &
                         (unsigned(z) < unsigned(kCellSide));
-    const int c = inside ? x + kCellSide * (y + kCellSide * z) : 0;
+    const int c = x | y << 4 | z << 8;
     if (!inside || used[c]) break;
     used[c] = 1;
     cell[v] = std::uint16_t(c);
-    coords[v] = std::uint16_t(x | y << 4 | z << 8);
   }
   for (int w = 0; w < v; ++w) used[cell[w]] = 0;
-  if (v < vertices) return false;
+  return v == mesh.vertex_count;
+}
 
-  // Quads: triangles 2q = (a, b, c) and 2q + 1 = (a, c, d), diagonal a-c, whose cells a, b, c, d go round a unit
-  // square (steps along one axis, then another, then back along each), no two quads on one square: a diagonal then
-  // belongs to one quad alone. The outer half-edges a->b, b->c (edges 0 and 1 of 2q) and c->d, d->a (edges 1 and 2 of
-  // 2q + 1) go into the table, counted by start cell and direction; an entry is the count << 16 | the last half-edge
-  // as triangle << 2 | edge.
+// Quads: triangles 2q = (a, b, c) and 2q + 1 = (a, c, d), diagonal a-c, whose cells a, b, c, d go round a unit square
+// (steps along one axis, then another, then back along each), no two quads on one square: a diagonal then belongs to
+// one quad alone. The outer half-edges a->b, b->c (edges 0 and 1 of 2q) and c->d, d->a (edges 1 and 2 of 2q + 1) go
+// into scratch.outer_edges, counted by start cell and direction (an entry is the count << 16 | the last half-edge as
+// triangle << 2 | edge); scratch.written keeps each quad's 4 entries. Returns how many quads went in (all of them
+// exactly when the mesh has the structure); clearQuads takes them out.
+int addQuads(const mesher::ChunkMesh& mesh, EdgeFlagScratch& scratch) {
+  const int triangles = mesh.triangle_count;
+  if ((triangles & 1) || triangles >= (1 << 14)) return 0;  // pairs; half-edge numbers fit 16 bits
+  const std::uint16_t* idx = mesh.indices.data();
+  const std::uint16_t* cell = scratch.vertex_cell.data();
   scratch.written.resize(2 * std::size_t(triangles));
   scratch.squares.resize(std::size_t(triangles / 2));
   std::uint16_t* written = scratch.written.data();
-  std::uint16_t* squares = scratch.squares.data();
   std::uint32_t* outer = scratch.outer_edges.data();
-  std::uint8_t* square_used = scratch.square_used.data();
   auto step = [&](std::uint16_t from, std::uint16_t to) {
-    const unsigned i = unsigned(coords[to] - coords[from] + 256);  // past 512 for cells not even one step apart
+    const unsigned i = unsigned(cell[to] - cell[from] + 256);  // past 512 for cells not even one step apart
     return i < kStepDirection.size() ? unsigned(kStepDirection[i]) : unsigned(kNotFace);
   };
   auto add = [&](int i, std::uint16_t from, unsigned direction, std::uint32_t half_edge) {
@@ -128,71 +130,88 @@ bool quadEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags,
     outer[key] = ((outer[key] >> 16) + 1) << 16 | half_edge;
     written[i] = std::uint16_t(key);
   };
-  bool quads = triangles < (1 << 14);  // half-edge numbers fit 16 bits
-  int added = 0;  // quads whose entries are in the tables
-  for (; added < triangles / 2 && quads; ++added) {
-    const int q = added;
+  int q = 0;
+  for (; q < triangles / 2; ++q) {
     const std::uint16_t* t = idx + 6 * q;
     const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
     const unsigned ab = step(a, b), bc = step(b, c), cd = step(c, d), da = step(d, a);
-    // The square: its lowest cell (the smallest index) and the axis across it (read only for a square).
-    const unsigned lowest = std::min({cell[a], cell[b], cell[c], cell[d]});
-    const unsigned square = lowest * 3 + (3 - (ab >> 1) - (bc >> 1));
-    quads = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd == (ab ^ 1u)) & (da == (bc ^ 1u)) &
-            ((ab >> 1) != (bc >> 1));
-    if (!quads || square_used[square]) break;
-    square_used[square] = 1;
-    squares[q] = std::uint16_t(square);
+    const bool square = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd == (ab ^ 1u)) &
+                        (da == (bc ^ 1u)) & ((ab >> 1) != (bc >> 1));
+    if (!square) break;
+    // The square by its lowest cell (the smallest name) and the axis across it.
+    const unsigned name = std::min({cell[a], cell[b], cell[c], cell[d]}) * 3u + (3 - (ab >> 1) - (bc >> 1));
+    if (scratch.square_used[name]) break;
+    scratch.square_used[name] = 1;
+    scratch.squares[std::size_t(q)] = std::uint16_t(name);
     const std::uint32_t t0 = 8 * std::uint32_t(q), t1 = t0 + 4;  // triangles 2q and 2q + 1, shifted by 2
     add(4 * q, a, ab, t0);
     add(4 * q + 1, b, bc, t0 + 1);
     add(4 * q + 2, c, cd, t1 + 1);
     add(4 * q + 3, d, da, t1 + 2);
   }
-  quads = quads && added == triangles / 2;
-  if (quads) {
-    computeNormals(mesh, scratch.normals);
-    const EdgeTest test(mesh, scratch.normals);
-    // Outer edge from -> to: its twin to -> from is the one half-edge leaving to's cell towards from's (with a vertex
-    // per cell, every half-edge leaving that way is a to -> from). An edge with one half-edge each way is tested once,
-    // from the half-edge along +x, +y or +z, for both triangles (the test gives the same answer from either); any
-    // other half-edge with a single twin, and one whose twin is not owned (a seam edge), is tested from its own side.
-    // Flags are ORed into zeros, in any order.
-    std::fill(flags.begin(), flags.begin() + owned, std::uint8_t(0));
-    // `key` is the half-edge's own entry (the table is filled in quad order, 4 a quad).
-    auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t to, unsigned key) {
-      const unsigned direction = (key % kDirections) ^ 1u;  // to -> from
-      const std::uint32_t back = outer[cell[to] * kDirections + direction];
-      const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
-      const std::uint16_t from = idx[3 * t + k];
-      const bool forward = direction & 1u;  // from -> to is along +x, +y or +z
-      const bool shared = (outer[key] >> 16 == 1) & (u < std::uint32_t(owned));
-      if (back >> 16 != 1) {
-        flags[t] = std::uint8_t(flags[t] | 1u << k);
-      } else if (forward || !shared) {
-        const unsigned active = test.active(test.normal(t), from, u, idx[3 * u + kApexCorner[j]]);
-        flags[t] = std::uint8_t(flags[t] | active << k);
-        if (forward & shared) flags[u] = std::uint8_t(flags[u] | active << j);
-      }
-    };
-    for (int q = 0; q < owned / 2; ++q) {
-      const std::uint16_t* t = idx + 6 * q;
-      const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
-      const std::uint32_t t0 = 2 * std::uint32_t(q), t1 = t0 + 1;
-      const unsigned diagonal = unsigned(test.active(test.normal(t0), c, t1, d));  // the same from t1
-      flags[t0] = std::uint8_t(flags[t0] | diagonal << 2);
-      flags[t1] = std::uint8_t(flags[t1] | diagonal);
-      const std::uint16_t* key = written + 4 * q;
-      outerEdge(t0, 0, b, key[0]);
-      outerEdge(t0, 1, c, key[1]);
-      outerEdge(t1, 1, d, key[2]);
-      outerEdge(t1, 2, a, key[3]);
+  return q;
+}
+
+void clearQuads(int quads, EdgeFlagScratch& scratch) {
+  for (int q = 0; q < quads; ++q) {
+    scratch.square_used[scratch.squares[std::size_t(q)]] = 0;
+    for (int k = 0; k < 4; ++k) scratch.outer_edges[scratch.written[4 * std::size_t(q) + std::size_t(k)]] = 0;
+  }
+}
+
+// The owned quads' flags from the tables. Outer edge from -> to: its twin to -> from is the one half-edge leaving to's
+// cell towards from's (with a vertex per cell, every half-edge leaving that way is a to -> from). An edge with one
+// half-edge each way is tested once, from the half-edge along +x, +y or +z, for both triangles (the test gives the
+// same answer from either); any other half-edge with a single twin, and one whose twin is not owned (a seam edge), is
+// tested from its own side. Flags are ORed into zeros, in any order.
+void classifyQuads(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
+  const int owned = mesh.owned_triangle_count;
+  const std::uint16_t* idx = mesh.indices.data();
+  const std::uint16_t* cell = scratch.vertex_cell.data();
+  const std::uint32_t* outer = scratch.outer_edges.data();
+  computeNormals(mesh, scratch.normals);
+  const EdgeTest test(mesh, scratch.normals);
+  std::fill(flags.begin(), flags.begin() + owned, std::uint8_t(0));
+  // `key` is the half-edge's own entry.
+  auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t to, unsigned key) {
+    const unsigned direction = (key % kDirections) ^ 1u;  // to -> from
+    const std::uint32_t back = outer[cell[to] * kDirections + direction];
+    const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
+    const std::uint16_t from = idx[3 * t + k];
+    const bool forward = direction & 1u;  // from -> to is along +x, +y or +z
+    const bool shared = (outer[key] >> 16 == 1) & (u < std::uint32_t(owned));
+    if (back >> 16 != 1) {
+      flags[t] = std::uint8_t(flags[t] | 1u << k);
+    } else if (forward || !shared) {
+      const unsigned active = test.active(test.normal(t), from, u, idx[3 * u + kApexCorner[j]]);
+      flags[t] = std::uint8_t(flags[t] | active << k);
+      if (forward & shared) flags[u] = std::uint8_t(flags[u] | active << j);
     }
+  };
+  for (int q = 0; q < owned / 2; ++q) {
+    const std::uint16_t* t = idx + 6 * q;
+    const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
+    const std::uint32_t t0 = 2 * std::uint32_t(q), t1 = t0 + 1;
+    const unsigned diagonal = unsigned(test.active(test.normal(t0), c, t1, d));  // the same from t1
+    flags[t0] = std::uint8_t(flags[t0] | diagonal << 2);
+    flags[t1] = std::uint8_t(flags[t1] | diagonal);
+    const std::uint16_t* key = scratch.written.data() + 4 * q;
+    outerEdge(t0, 0, b, key[0]);
+    outerEdge(t0, 1, c, key[1]);
+    outerEdge(t1, 1, d, key[2]);
+    outerEdge(t1, 2, a, key[3]);
   }
-  for (int i = 0; i < added; ++i) {
-    square_used[squares[i]] = 0;
-    for (int k = 0; k < 4; ++k) outer[written[4 * i + k]] = 0;
-  }
+}
+
+}  // namespace
+
+bool quadEdgeFlags(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags, EdgeFlagScratch& scratch) {
+  const int owned = mesh.owned_triangle_count;
+  if ((owned & 1) || flags.size() < std::size_t(owned) || !vertexCells(mesh, scratch)) return false;
+  const int added = addQuads(mesh, scratch);
+  const bool quads = added == mesh.triangle_count / 2 && mesh.triangle_count % 2 == 0;
+  if (quads) classifyQuads(mesh, flags, scratch);
+  clearQuads(added, scratch);
   return quads;
 }
 

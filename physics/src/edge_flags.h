@@ -22,8 +22,8 @@ namespace vtp::physics {
 /// smooth mesher's facets on a hill, keeps face normals)
 inline constexpr double kFlatEdgeAngle = 0.17453292519943295;
 
-/// Work arrays of computeEdgeFlags, reused between calls (about 40 KiB; the quad path's tables are all zero between
-/// calls, each call clearing what it wrote).
+/// Work arrays of computeEdgeFlags, reused between calls (about 80 KiB; the quad path's tables are all zero between
+/// calls, each call clearing what it wrote). One per thread.
 struct EdgeFlagScratch {
   EdgeFlagScratch();
   std::vector<double> normals;  // x, y, z and the squared length per triangle
@@ -31,11 +31,11 @@ struct EdgeFlagScratch {
   std::vector<std::uint32_t> starts, half_edges;
   // Quad path: per cell and direction, the count of outer half-edges leaving the cell that way << 16 | the last one;
   // per cell, whether a vertex lies in it; per cell and axis, whether a quad lies on the unit square of cells from it
-  // across that axis; per vertex, its cell and its cell's coordinates packed 4 bits apart; per quad, the table entries
-  // of its outer half-edges and its square.
+  // across that axis; per vertex, its cell (coordinates packed 4 bits apart); per quad, the table entries of its outer
+  // half-edges and its square.
   std::vector<std::uint32_t> outer_edges;
   std::vector<std::uint8_t> cell_used, square_used;
-  std::vector<std::uint16_t> vertex_cell, vertex_coords, written, squares;
+  std::vector<std::uint16_t> vertex_cell, written, squares;
 };
 
 /// Bit k of flags[t] for t < mesh.owned_triangle_count: edge k of triangle t (corner k to corner k + 1) is active.
