@@ -21,7 +21,8 @@ namespace vtp::physics {
 
 namespace {
 
-constexpr int kFields = 7;  // min x, y, z, max x, y, z, id
+constexpr int kMin = 0, kMax = 3, kId = 6;  // fields: min x, y, z, max x, y, z, id
+constexpr int kFields = 7;
 constexpr int kLanes = 8;   // int16 lanes of one SSE register
 
 // Byte shuffles that pack the lanes of an 8-bit mask to the front, for each mask.
@@ -56,62 +57,36 @@ struct Bounds {
   long long mid2_sum[3];
 };
 
-// Bounds of records [first, last) and the sum of their int16 midpoints.
+// Bounds of records [first, last) and the sum of their int16 midpoints, 8 records a step; the last 1-7 records with
+// the lanes past them masked (the arrays have 8 entries of slack).
 Bounds boundsOf(const Records& r, int first, int last) {
-  __m128i lo[3], hi[3];
-  __m128i sum[3];
-  for (int a = 0; a < 3; ++a) {
-    lo[a] = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
-    hi[a] = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
-    sum[a] = _mm_setzero_si128();
-  }
-  const __m128i ones = _mm_set1_epi16(1);
-  int i = first;
-  for (; i + kLanes <= last; i += kLanes) {
+  const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+  const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  const __m128i ones = _mm_set1_epi16(1), lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+  __m128i lo[3] = {top, top, top}, hi[3] = {bottom, bottom, bottom};
+  __m128i sum[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
+  for (int i = first; i < last; i += kLanes) {
+    const __m128i valid = _mm_cmpgt_epi16(_mm_set1_epi16(std::int16_t(std::min(last - i, kLanes))), lane);
     for (int a = 0; a < 3; ++a) {
-      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[a].data() + i));
-      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[3 + a].data() + i));
-      lo[a] = _mm_min_epi16(lo[a], mn);
-      hi[a] = _mm_max_epi16(hi[a], mx);
-      sum[a] = _mm_add_epi32(sum[a], _mm_madd_epi16(_mm_add_epi16(mn, mx), ones));  // int16 midpoints, as stored
-    }
-  }
-  if (i < last) {  // the last 1-7 records, the lanes past them masked (the arrays have 8 entries of slack)
-    const __m128i lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m128i valid = _mm_cmpgt_epi16(_mm_set1_epi16(std::int16_t(last - i)), lane);
-    const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
-    const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
-    for (int a = 0; a < 3; ++a) {
-      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[a].data() + i));
-      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[3 + a].data() + i));
+      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMin + a].data() + i));
+      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMax + a].data() + i));
       lo[a] = _mm_min_epi16(lo[a], _mm_blendv_epi8(top, mn, valid));
       hi[a] = _mm_max_epi16(hi[a], _mm_blendv_epi8(bottom, mx, valid));
       sum[a] = _mm_add_epi32(sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
     }
   }
-  // Horizontal: min and max of 8 int16 lanes (three halvings), sum of 4 int32 lanes.
-  auto hmin = [](__m128i v) {
-    v = _mm_min_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm_min_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-    v = _mm_min_epi16(v, _mm_srli_epi32(v, 16));
-    return int(std::int16_t(_mm_cvtsi128_si32(v)));
-  };
-  auto hmax = [](__m128i v) {
-    v = _mm_max_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm_max_epi16(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-    v = _mm_max_epi16(v, _mm_srli_epi32(v, 16));
-    return int(std::int16_t(_mm_cvtsi128_si32(v)));
-  };
-  auto hsum = [](__m128i v) {
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-    return (long long)_mm_cvtsi128_si32(v);
+  // Across the lanes, by halving: min and max of 8 int16 lanes, the sum of 4 int32 lanes.
+  auto across = [](__m128i v, auto op, bool int16_lanes) {
+    v = op(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = op(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+    if (int16_lanes) return int(std::int16_t(_mm_cvtsi128_si32(op(v, _mm_srli_epi32(v, 16)))));
+    return _mm_cvtsi128_si32(v);
   };
   Bounds b;
   for (int a = 0; a < 3; ++a) {
-    b.min[a] = hmin(lo[a]);
-    b.max[a] = hmax(hi[a]);
-    b.mid2_sum[a] = hsum(sum[a]);
+    b.min[a] = across(lo[a], [](__m128i x, __m128i y) { return _mm_min_epi16(x, y); }, true);
+    b.max[a] = across(hi[a], [](__m128i x, __m128i y) { return _mm_max_epi16(x, y); }, true);
+    b.mid2_sum[a] = across(sum[a], [](__m128i x, __m128i y) { return _mm_add_epi32(x, y); }, false);
   }
   return b;
 }
@@ -129,10 +104,10 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   for (int i = 0; i < n; ++i) {
     const TriangleBounds& b = bounds[std::size_t(i)];
     for (int a = 0; a < 3; ++a) {
-      records[0].field[a][std::size_t(i)] = b.min[std::size_t(a)];
-      records[0].field[3 + a][std::size_t(i)] = b.max[std::size_t(a)];
+      records[0].field[kMin + a][std::size_t(i)] = b.min[std::size_t(a)];
+      records[0].field[kMax + a][std::size_t(i)] = b.max[std::size_t(a)];
     }
-    records[0].field[6][std::size_t(i)] = std::int16_t(std::uint16_t(i));
+    records[0].field[kId][std::size_t(i)] = std::int16_t(std::uint16_t(i));
   }
   out.leaves.clear();
   out.nodes.clear();
@@ -157,7 +132,7 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       out.leaves.push_back({task.first, count, {std::int16_t(b.min[0]), std::int16_t(b.min[1]), std::int16_t(b.min[2])},
                             {std::int16_t(b.max[0]), std::int16_t(b.max[1]), std::int16_t(b.max[2])}});
       for (int i = task.first; i < task.last; ++i) {
-        out.order[std::size_t(i)] = std::uint16_t(src.field[6][std::size_t(i)]);
+        out.order[std::size_t(i)] = std::uint16_t(src.field[kId][std::size_t(i)]);
       }
       continue;
     }
@@ -170,8 +145,8 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     Records& dst = records[(task.depth + 1) & 1];
     // Left (midpoint below the mean) to dst from first on, right to the spill, both in order; then the spill after
     // the left. 8 records a step: a compare, and per field one byte shuffle each way.
-    const std::int16_t* mn = src.field[axis].data();
-    const std::int16_t* mx = src.field[3 + axis].data();
+    const std::int16_t* mn = src.field[kMin + axis].data();
+    const std::int16_t* mx = src.field[kMax + axis].data();
     const __m128i limit = _mm_set1_epi16(std::int16_t(mean));  // a mean of int16 midpoints (rounded up) fits int16
     int left = task.first, right = 0;
     int i = task.first;
@@ -191,7 +166,7 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       right += kLanes - l;
     }
     for (; i < task.last; ++i) {
-      const bool go_left = std::int16_t(src.field[axis][std::size_t(i)] + src.field[3 + axis][std::size_t(i)]) < mean;
+      const bool go_left = std::int16_t(mn[i] + mx[i]) < mean;
       for (int f = 0; f < kFields; ++f) {
         dst.field[f][std::size_t(left)] = src.field[f][std::size_t(i)];
         spill.field[f][std::size_t(right)] = src.field[f][std::size_t(i)];
@@ -224,9 +199,9 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
           rows[std::size_t(k)][std::size_t(f)] = dst.field[f][std::size_t(task.first + k)];
         }
       std::nth_element(rows.begin(), rows.begin() + count / 2, rows.end(), [&](const auto& x, const auto& y) {
-        const std::int16_t mx2 = std::int16_t(x[std::size_t(axis)] + x[std::size_t(3 + axis)]);
-        const std::int16_t my2 = std::int16_t(y[std::size_t(axis)] + y[std::size_t(3 + axis)]);
-        return mx2 != my2 ? mx2 < my2 : std::uint16_t(x[6]) < std::uint16_t(y[6]);
+        const std::int16_t mx2 = std::int16_t(x[std::size_t(kMin + axis)] + x[std::size_t(kMax + axis)]);
+        const std::int16_t my2 = std::int16_t(y[std::size_t(kMin + axis)] + y[std::size_t(kMax + axis)]);
+        return mx2 != my2 ? mx2 < my2 : std::uint16_t(x[kId]) < std::uint16_t(y[kId]);
       });
       for (int k = 0; k < count; ++k)
         for (int f = 0; f < kFields; ++f) {
