@@ -46,10 +46,10 @@ struct KdBuild {
   std::vector<KdNode> nodes;         ///< nodes[0] is the root (a leaf when there are few triangles).
 };
 
-/// Builds over `bounds` (triangle i has bounds[i]; triangles past the 65535th are left out; an empty span gives a root
-/// leaf with an empty range and inverted bounds) into `out`, reusing its capacity. Deterministic: the same bounds always
-/// give the same build; which triangles a leaf holds does not depend on the partition's order, the order inside a leaf
-/// does. Options are clamped to their ranges. [Unit: grid] Thread-safe: the work arrays are per thread.
+/// Builds over `bounds` (triangle i has bounds[i]; triangles past the 65535th are left out; an empty span gives a
+/// root leaf with an empty range and inverted bounds) into `out`, reusing its capacity. Deterministic: the same bounds
+/// always give the same build; which triangles a leaf holds does not depend on the partition's order, the order
+/// inside a leaf does. Options are clamped to their ranges. [Unit: grid] Thread-safe: the work arrays are per thread.
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out);
 
 /// Levels below the root of the deepest leaf (0 when the root is a leaf).
