@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <string>
 #include <thread>
 
 #include "affected_chunks.h"
@@ -118,7 +119,8 @@ inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { re
 // Everything per chunk that depends on d alone (cell offset, footprint, slice lanes, coordinates) is taken before the
 // loop, in SIMD lanes; results are written unconditionally and kept by advancing the count. Returns the number written
 // to `touched` (at most 8).
-VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span,
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store,
+                                                                        const VoxelSpan& span,
                                          __m128i clo, __m128i chi, ChunkTouch* touched) {
   const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
   const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
@@ -170,6 +172,34 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore&
     written += std::size_t(hit.solid | hit.water);
   }
   return written;
+}
+
+// A range of at most two chunks per axis, the small walk's.
+inline bool smallRange(__m128i clo, __m128i chi) {
+  return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0;
+}
+
+// Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
+constexpr std::size_t kSectionBoxes = 64;
+
+// The small walk over `boxes` from the first, while each is valid and body-sized: box i's touches into `out` from
+// `used` on (room for 8 per box), and ends[i] where they end. Returns how many boxes it answered; it stops at the first
+// invalid box or larger range, which the caller answers on its own.
+VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store, std::span<const Aabb> boxes,
+                                              double voxel_size, double reciprocal, ChunkTouch* out, std::size_t used,
+                                              std::size_t* ends) {
+  std::size_t i = 0;
+  for (; i < boxes.size(); ++i) {
+    VoxelSpan span;
+    if (!voxelSpan(boxes[i], voxel_size, reciprocal, span)) break;
+    if (!span.empty()) {
+      const __m128i clo = span.firstChunk(), chi = span.lastChunk();
+      if (!smallRange(clo, chi)) break;
+      used += walkSmall(grid, store, span, clo, chi, out + used);
+    }
+    ends[i] = used;
+  }
+  return i;
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
@@ -323,6 +353,22 @@ struct MaskIndex::State {
   void beginWrite() { seq.fetch_add(1, std::memory_order_acq_rel); }
   void endWrite() { seq.fetch_add(1, std::memory_order_release); }
   void querySlow(const QueryRange& r, bool huge, std::vector<ChunkTouch>& out) const;
+  // The fast paths' seqlock read: `walk` on the grid until no edit overlapped it. False when there is no grid.
+  template <class Walk>
+  bool readGrid(Walk&& walk) const {
+    for (;;) {
+      const std::uint64_t before = seq.load(std::memory_order_acquire);
+      if (before & 1) {
+        std::this_thread::yield();
+        continue;
+      }
+      const ChunkGrid* g = grid.load(std::memory_order_acquire);
+      if (!g) return false;
+      walk(*g);
+      seqlockReadFence();
+      if (seq.load(std::memory_order_relaxed) == before) return true;
+    }
+  }
 };
 
 Result<std::unique_ptr<MaskIndex>> MaskIndex::createChecked(terrain::World& world, MaskIndexOptions options) {
@@ -397,28 +443,14 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   const State& state = *m_state;
   const MaskStore& store = state.table.store();
   // Fast paths: the grid, as a seqlock reader (see State); chunks outside the grid have no entry.
-  auto readGrid = [&](auto&& walk) {
-    for (;;) {
-      const std::uint64_t seq = state.seq.load(std::memory_order_acquire);
-      if (seq & 1) {
-        std::this_thread::yield();
-        continue;
-      }
-      const ChunkGrid* grid = state.grid.load(std::memory_order_acquire);
-      if (!grid) return false;
-      walk(*grid);
-      seqlockReadFence();
-      if (state.seq.load(std::memory_order_relaxed) == seq) return true;
-    }
-  };
   // At most two chunks per axis: the small walk (at most 8 chunks, so never "huge").
   const __m128i clo = span.firstChunk(), chi = span.lastChunk();
-  if (_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0) {
+  if (smallRange(clo, chi)) {
     // Uninitialised storage: ChunkTouch's member initialisers would cost a 128-byte clear per query.
     alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
     ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
     std::size_t n = 0;
-    if (readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, store, span, clo, chi, touched); })) {
+    if (state.readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, store, span, clo, chi, touched); })) {
       // One by one: n is small, and a push is cheaper than assign's call to memmove.
       for (std::size_t i = 0; i < n; ++i) out.push_back(touched[i]);
       return {};
@@ -428,8 +460,37 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   }
   const QueryRange r = span.range();
   const bool huge = r.chunkCount() > m_options.max_range_chunks;
-  if (!huge && readGrid([&](const ChunkGrid& grid) { walkGrid(grid, store, r, out); })) return {};
+  if (!huge && state.readGrid([&](const ChunkGrid& grid) { walkGrid(grid, store, r, out); })) return {};
   state.querySlow(r, huge, out);
+  return {};
+}
+
+Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
+  out.m_ends.resize(boxes.size());
+  const MaskStore& store = m_state->table.store();
+  std::vector<ChunkTouch> one;  // a box the small walk leaves (allocates only then)
+  std::size_t done = 0, used = 0;
+  while (done < boxes.size()) {
+    const std::size_t n = std::min(kSectionBoxes, boxes.size() - done);
+    if (out.m_touches.size() < used + 8 * n) out.m_touches.resize(std::max(used + 8 * n, 2 * out.m_touches.size()));
+    std::size_t walked = 0;
+    const bool grid = m_state->readGrid([&](const ChunkGrid& g) {
+      walked = walkSmallBoxes(g, store, boxes.subspan(done, n), m_voxel_size, m_voxel_reciprocal,
+                              out.m_touches.data(), used, out.m_ends.data() + done);
+    });
+    if (walked > 0) used = out.m_ends[done + walked - 1];
+    done += walked;
+    if (done == boxes.size() || (grid && walked == n)) continue;
+    // Box `done` is invalid or larger, or there is no grid: query() alone.
+    if (Status s = query(boxes[done], one); !s) {
+      out.m_ends.clear();
+      return Error{s.error().code, s.error().message + " (box " + std::to_string(done) + " of the batch)", {}};
+    }
+    if (out.m_touches.size() < used + one.size()) out.m_touches.resize(std::max(used + one.size(), 2 * used));
+    std::copy(one.begin(), one.end(), out.m_touches.begin() + std::ptrdiff_t(used));
+    used += one.size();
+    out.m_ends[done++] = used;
+  }
   return {};
 }
 

@@ -831,6 +831,29 @@ TEST_CASE("MaskIndex edits") {
   }
 }
 
+// The batched query against the expected answers box by box: the whole list in one call, then in uneven slices
+// (section boundaries fall elsewhere), each reusing one TouchBatch.
+void checkBatches(const MaskIndex& index, const std::vector<Aabb>& boxes,
+                  const std::vector<std::vector<ChunkTouch>>& expecteds, const std::string& phase) {
+  vtp::physics::TouchBatch batch;
+  for (const std::size_t slice : {boxes.size(), std::size_t(1), std::size_t(63), std::size_t(130)}) {
+    for (std::size_t first = 0; first < boxes.size(); first += slice) {
+      const std::size_t n = std::min(slice, boxes.size() - first);
+      REQUIRE(index.query(std::span<const Aabb>(boxes.data() + first, n), batch).ok());
+      REQUIRE(batch.boxes() == n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto got = batch.touches(i);
+        const std::vector<ChunkTouch> touches(got.begin(), got.end());
+        checkWellFormed(touches, phase);
+        if (!sameTouches(touches, expecteds[first + i])) {
+          FAIL_CHECK(phase << ", batched in slices of " << slice << ": box " << str(boxes[first + i])
+                           << "\n  query:       " << str(touches) << "\n  brute force: " << str(expecteds[first + i]));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("MaskIndex query") {
   for (const double voxel_size : {1.0, 0.5, 2.0}) {
     SUBCASE((std::string("query equals the chunk-by-chunk brute force on both the range and the index-walk path, voxel "
@@ -853,6 +876,8 @@ TEST_CASE("MaskIndex query") {
         REQUIRE(std::any_of(reference.begin(), reference.end(), [](const auto& e) { return e.second.tag == MaskTag::kFullSolid; }));
         std::vector<ChunkTouch> out;
         std::size_t non_empty = 0;
+        std::vector<Aabb> boxes;
+        std::vector<std::vector<ChunkTouch>> expecteds;
         for (int i = 0; i < 800; ++i) {
           P3 lo{}, hi{};
           const int kind = i % 8;
@@ -874,6 +899,8 @@ TEST_CASE("MaskIndex query") {
           const Aabb box = worldBox(lo, hi, voxel_size);
           const auto expected = bruteQuery(reference, box, voxel_size);
           non_empty += expected.empty() ? 0 : 1;
+          boxes.push_back(box);
+          expecteds.push_back(expected);
           for (const auto& idx : indexes) {
             out.assign(3, ChunkTouch{});
             REQUIRE(idx->query(box, out).ok());
@@ -885,6 +912,7 @@ TEST_CASE("MaskIndex query") {
           }
         }
         CHECK(non_empty > 200);
+        for (const auto& idx : indexes) checkBatches(*idx, boxes, expecteds, phase);
       };
       run("after creation");
       std::mt19937_64 edit_rng(99);
@@ -903,6 +931,8 @@ TEST_CASE("MaskIndex query") {
     auto check = [&](const std::string& phase, const std::vector<P3>& centres) {
       const ReferenceIndex reference = referenceIndex(*world);
       std::vector<ChunkTouch> out;
+      std::vector<Aabb> boxes;
+      std::vector<std::vector<ChunkTouch>> expecteds;
       for (int i = 0; i < 600; ++i) {
         const P3& at = centres[std::size_t(i) % centres.size()];
         P3 lo{}, hi{};
@@ -918,7 +948,10 @@ TEST_CASE("MaskIndex query") {
           FAIL_CHECK(phase << ": box " << str(box) << "\n  query:       " << str(out)
                            << "\n  brute force: " << str(expected));
         }
+        boxes.push_back(box);
+        expecteds.push_back(expected);
       }
+      checkBatches(*index, boxes, expecteds, phase);
     };
     check("grid", {{0, 0, 0}});
     REQUIRE(world->fillSphere({120.0, 4.0, -100.0}, 3.0, kRockId).ok());  // outside the grid and its room
@@ -1046,6 +1079,21 @@ TEST_CASE("MaskIndex rejects") {
     CHECK_FALSE(out.empty());
   }
 
+  SUBCASE("a batch with one invalid box is an error naming its position, and answers no box") {
+    vtp::physics::TouchBatch batch;
+    std::vector<Aabb> boxes(150, Aabb{{1, 1, 1}, {2, 2, 2}});
+    REQUIRE(index->query(boxes, batch).ok());
+    CHECK(batch.boxes() == 150);
+    for (const Aabb bad : {Aabb{{1, 1, 1}, {std::nan(""), 2, 2}}, Aabb{{1, 2, 1}, {2, 1, 2}},
+                           Aabb{{1, 1, 1}, {2, 2, 1e9}}}) {
+      boxes[97] = bad;
+      const vtp::Status status = index->query(boxes, batch);
+      REQUIRE(!status.ok());
+      CHECK(status.error().message.find("box 97 of the batch") != std::string::npos);
+      CHECK(batch.boxes() == 0);
+    }
+  }
+
   SUBCASE("min above max on any axis is an error and leaves the output empty") {
     for (int a = 0; a < 3; ++a) {
       Aabb box = good;
@@ -1092,30 +1140,44 @@ TEST_CASE("MaskIndex threads") {
         markers_done.store(i + 1, std::memory_order_release);
       }
     });
-    auto reader = [&](std::uint64_t seed) {
+    // One reader queries box by box, the other in batches of 100 (the marker's box first).
+    auto reader = [&](std::uint64_t seed, bool batched) {
       std::mt19937_64 rng(seed);
       std::vector<ChunkTouch> out;
+      vtp::physics::TouchBatch batch;
+      std::vector<Aabb> boxes;
       for (;;) {
         const int done = markers_done.load(std::memory_order_acquire);
+        boxes.clear();
+        VoxelCoord m{};
         if (done > 0) {
           // A marker whose edit returned must be seen.
-          const VoxelCoord m = marker(int(rng() % unsigned(done)));
-          const Aabb at{{m.x + 0.4, m.y + 0.4, m.z + 0.4}, {m.x + 0.6, m.y + 0.6, m.z + 0.6}};
-          if (!index->query(at, out).ok()) failed = true;
-          const bool seen = std::any_of(out.begin(), out.end(),
-                                        [&](const ChunkTouch& t) { return t.chunk == chunkOf(m) && t.solid; });
-          if (!seen) failed = true;
+          m = marker(int(rng() % unsigned(done)));
+          boxes.push_back({{m.x + 0.4, m.y + 0.4, m.z + 0.4}, {m.x + 0.6, m.y + 0.6, m.z + 0.6}});
         }
-        const double x = std::uniform_real_distribution<double>(-30, 30)(rng);
-        const Aabb box{{x, x / 2, -x}, {x + 3, x / 2 + 3, -x + 3}};
-        if (!index->query(box, out).ok()) failed = true;
-        for (std::size_t i = 1; i < out.size(); ++i) {
-          if (!(out[i - 1].chunk < out[i].chunk)) failed = true;
+        for (int i = 0; i < (batched ? 100 : 1); ++i) {
+          const double x = std::uniform_real_distribution<double>(-30, 30)(rng);
+          boxes.push_back({{x, x / 2, -x}, {x + 3, x / 2 + 3, -x + 3}});
+        }
+        if (batched && !index->query(boxes, batch).ok()) failed = true;
+        for (std::size_t b = 0; b < boxes.size(); ++b) {
+          if (batched) {
+            out.assign(batch.touches(b).begin(), batch.touches(b).end());
+          } else if (!index->query(boxes[b], out).ok()) {
+            failed = true;
+          }
+          if (b == 0 && done > 0 &&
+              std::none_of(out.begin(), out.end(), [&](const ChunkTouch& t) { return t.chunk == chunkOf(m) && t.solid; })) {
+            failed = true;
+          }
+          for (std::size_t i = 1; i < out.size(); ++i) {
+            if (!(out[i - 1].chunk < out[i].chunk)) failed = true;
+          }
         }
         if (done == kMarkers) break;
       }
     };
-    std::thread a(reader, 81), b(reader, 82);
+    std::thread a(reader, 81, false), b(reader, 82, true);
     editor.join();
     a.join();
     b.join();

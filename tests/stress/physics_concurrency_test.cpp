@@ -1,6 +1,6 @@
 // The broadphase under concurrency (run under TSan in CI, label `tsan`): one thread edits the world (the mask index
-// and pair tracker update inside each edit), two query the index, one moves bodies through the pair tracker.
-// Afterwards the index and the pairs must equal ones built from scratch.
+// and pair tracker update inside each edit), two query the index (one box by box, one in batches), one moves bodies
+// through the pair tracker. Afterwards the index and the pairs must equal ones built from scratch.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -40,11 +40,19 @@ TEST_CASE("Broadphase concurrency") {
       const double x = at(rng), y = at(rng) / 2, z = at(rng), s = large ? large_size(rng) : size(rng);
       return Aabb{{x, y, z}, {x + s, y + s, z + s}};
     };
-    auto reader = [&](std::uint64_t seed) {
+    // One reader queries box by box, the other in batches of 100 boxes (the batched query's sections).
+    auto reader = [&](std::uint64_t seed, bool batched) {
       std::mt19937_64 rng(seed);
       std::vector<ChunkTouch> out;
+      vtp::physics::TouchBatch batch;
+      std::vector<Aabb> boxes(100);
       for (unsigned i = 0; !done; ++i) {
-        if (!index.query(box(rng, i % 4 == 0), out).ok()) failed = true;
+        if (!batched) {
+          if (!index.query(box(rng, i % 4 == 0), out).ok()) failed = true;
+          continue;
+        }
+        for (std::size_t k = 0; k < boxes.size(); ++k) boxes[k] = box(rng, k % 4 == 0);
+        if (!index.query(boxes, batch).ok() || batch.boxes() != boxes.size()) failed = true;
       }
     };
     std::vector<Aabb> last(8);
@@ -58,7 +66,7 @@ TEST_CASE("Broadphase concurrency") {
         tracker.takeEditChanges(changes);
       }
     });
-    std::thread a(reader, 94), b(reader, 95);
+    std::thread a(reader, 94, false), b(reader, 95, true);
     editor.join();
     a.join();
     b.join();

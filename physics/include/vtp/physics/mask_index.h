@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "vtp/physics/chunk_masks.h"
@@ -36,6 +37,24 @@ struct ChunkTouch {
   bool solid = false;  ///< The box may touch the chunk's solid surface (or lies in rock: tag kFullSolid).
   bool water = false;  ///< The box may touch the chunk's water.
   MaskTag tag = MaskTag::kMixed;
+};
+
+/// The answers of a batched query (MaskIndex::query over many boxes): box i's chunks in touches(i). Reuse one per
+/// thread: its buffers grow to the largest batch and are then kept, so a steady stream of batches allocates nothing.
+class TouchBatch {
+ public:
+  /// Boxes answered by the last query.
+  std::size_t boxes() const noexcept { return m_ends.size(); }
+  /// Box `box`'s chunks (box < boxes()), as query() on that box alone gives them.
+  std::span<const ChunkTouch> touches(std::size_t box) const noexcept {
+    const std::size_t first = box == 0 ? 0 : m_ends[box - 1];
+    return {m_touches.data() + first, m_ends[box] - first};
+  }
+
+ private:
+  friend class MaskIndex;
+  std::vector<ChunkTouch> m_touches;  // the answers, box by box; only the first m_ends.back() are meaningful
+  std::vector<std::size_t> m_ends;    // where each box's answers end in m_touches
 };
 
 struct MaskIndexOptions {
@@ -66,6 +85,13 @@ class MaskIndex {
   /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); a coordinate at or beyond 2^16 voxels
   /// from the origin (kOutOfRange: physics answers within |x| < 2^16 voxels, CONVENTIONS); `out` is then empty.
   Status query(const Aabb& box, std::vector<ChunkTouch>& out) const;
+
+  /// query() for many boxes in one call, say every body of a physics step: box i's chunks in `out.touches(i)`, each
+  /// list exactly what query(boxes[i]) returns. Cheaper per box than one call each: body-sized boxes share one
+  /// lock-free pass over the index per 64 boxes and write their answers straight into `out`. Each box sees the index
+  /// as it stood at some moment of the call; an edit that returned before the call is seen by every box.
+  /// Errors: as query(), for the first invalid box, whose position the message gives; `out` then holds no boxes.
+  Status query(std::span<const Aabb> boxes, TouchBatch& out) const;
 
   /// The masks of one chunk (tag kEmpty when it has no entry).
   ChunkMasks masks(terrain::ChunkCoord chunk) const;
