@@ -1,6 +1,7 @@
 #include "vtp/physics/pair_tracker.h"
 
 #include <algorithm>
+#include <string>
 
 #include "query_range.h"
 
@@ -24,10 +25,14 @@ PairTracker::~PairTracker() { m_index.detach(this); }
 
 void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
   if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
+  apply(id, body, m_scratch, changes);
+}
+
+void PairTracker::apply(std::uint64_t id, Body& body, std::span<const ChunkTouch> touches, PairChanges& changes) {
   // Reused buffers (swapped with the body's list below): no allocation per update in steady state.
   std::vector<std::pair<ChunkCoord, std::uint8_t>>& next = m_next;
   next.clear();
-  for (const ChunkTouch& t : m_scratch) {
+  for (const ChunkTouch& t : touches) {
     next.push_back({t.chunk, std::uint8_t((t.solid ? kSolidBit : 0) | (t.water ? kWaterBit : 0))});
   }
   // Merge the two sorted lists; per chunk, the bits only in `next` are added and those only in the old list removed.
@@ -60,11 +65,33 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
       queryRange(box, m_index.voxelSize(), m_index.m_voxel_reciprocal, "PairTracker::update");
   if (!range) return range.error();
   std::lock_guard lock(m_mutex);
+  Body& body = bodyOf(id);
+  body.box = box;
+  evaluate(id, body, changes);
+  return {};
+}
+
+Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes) {
+  changes.clear();
+  std::lock_guard lock(m_mutex);
+  // Queried under the lock, like update()'s: an edit re-evaluating bodies waits, so no answer goes stale.
+  m_boxes.clear();
+  for (const BodyBox& b : bodies) m_boxes.push_back(b.box);
+  if (Status s = m_index.query(m_boxes, m_batch); !s) {
+    return Error{s.error().code, "PairTracker::update: " + s.error().message, {}};
+  }
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    Body& body = bodyOf(bodies[i].body);
+    body.box = bodies[i].box;
+    apply(bodies[i].body, body, m_batch.touches(i), changes);
+  }
+  return {};
+}
+
+PairTracker::Body& PairTracker::bodyOf(std::uint64_t id) {
   std::unique_ptr<Body>& body = m_bodies[id];
   if (!body) body = std::make_unique<Body>();
-  body->box = box;
-  evaluate(id, *body, changes);
-  return {};
+  return *body;
 }
 
 void PairTracker::remove(std::uint64_t id, PairChanges& changes) {

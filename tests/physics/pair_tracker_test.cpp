@@ -1,6 +1,6 @@
 // The pair tracker against brute force: the pairs of a body are exactly what a freshly built mask index reports for
 // its box, and the added/removed lists are exactly the difference, over random motion and random edits (edits
-// re-evaluate bodies inside the edit call).
+// re-evaluate bodies inside the edit call); batched updates report what the same updates one by one do.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -94,6 +94,54 @@ TEST_CASE("PairTracker") {
     }
     CHECK(nonempty > 50);  // the motion really meets terrain and water
     CHECK(tracker.bodyCount() <= 6);
+  }
+
+  SUBCASE("a batched update reports exactly what the same updates one by one report, body by body") {
+    auto world = vtp::test::makeWorld();
+    std::mt19937_64 rng(405);
+    vtp::test::randomEdits(*world, {{-32, -16, -32}, {32, 16, 32}}, 60, rng);
+    REQUIRE(world->fillBox({{-10, -3, -10}, {10, 0, 10}}, kWaterMaterial).ok());
+    auto index = MaskIndex::create(*world);
+    REQUIRE(index.ok());
+    PairTracker one_by_one(**index), batched(**index);
+    PairChanges changes, each, expected;
+    std::vector<vtp::physics::BodyBox> moves;
+    std::size_t reported = 0;
+    for (int step = 0; step < 60; ++step) {
+      // Up to 150 moves (some large boxes, some ids twice, new ids appearing), a batch of none included.
+      moves.resize(rng() % 151);
+      for (auto& m : moves) {
+        m.body = rng() % 40;
+        m.box = randomBox(rng, 1.0);
+        if (rng() % 10 == 0) m.box.max.x += 30;
+      }
+      expected.clear();
+      for (const auto& m : moves) {
+        REQUIRE(one_by_one.update(m.body, m.box, each).ok());
+        expected.added.insert(expected.added.end(), each.added.begin(), each.added.end());
+        expected.removed.insert(expected.removed.end(), each.removed.begin(), each.removed.end());
+      }
+      REQUIRE(batched.update(moves, changes).ok());
+      CHECK(changes.added == expected.added);
+      CHECK(changes.removed == expected.removed);
+      CHECK(changes.woken.empty());
+      reported += changes.added.size() + changes.removed.size();
+    }
+    CHECK(reported > 500);
+    CHECK(batched.bodyCount() == one_by_one.bodyCount());
+    for (std::uint64_t body = 0; body < 40; ++body) CHECK(batched.pairs(body) == one_by_one.pairs(body));
+
+    SUBCASE("a batch with one invalid box is an error naming its position, and changes nothing") {
+      moves.assign(20, {7, {{1.0, -0.5, 1.0}, {2.0, 0.5, 2.0}}});
+      moves[13] = {41, {{std::numeric_limits<double>::quiet_NaN(), 0, 0}, {1, 1, 1}}};
+      const auto status = batched.update(moves, changes);
+      REQUIRE_FALSE(status.ok());
+      CHECK(status.error().message.find("box 13 of the batch") != std::string::npos);
+      CHECK(changes.added.empty());
+      CHECK(changes.removed.empty());
+      CHECK(batched.pairs(7) == one_by_one.pairs(7));
+      CHECK(batched.bodyCount() == one_by_one.bodyCount());
+    }
   }
 
   SUBCASE("edits re-evaluate bodies before the edit returns, so pairs always equal a rebuild from scratch") {

@@ -1,6 +1,6 @@
 // The broadphase under concurrency (run under TSan in CI, label `tsan`): one thread edits the world (the mask index
 // and pair tracker update inside each edit), two query the index (one box by box, one in batches), one moves bodies
-// through the pair tracker. Afterwards the index and the pairs must equal ones built from scratch.
+// through the pair tracker (alone and in batches). Afterwards the index and the pairs must equal ones built from scratch.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -59,10 +59,19 @@ TEST_CASE("Broadphase concurrency") {
     std::thread mover([&] {
       std::mt19937_64 rng(93);
       PairChanges changes;
-      while (!done) {
-        const std::uint64_t body = rng() % last.size();
-        last[body] = box(rng);
-        if (!tracker.update(body, last[body], changes).ok()) failed = true;
+      std::vector<vtp::physics::BodyBox> moves(3);
+      for (unsigned i = 0; !done; ++i) {
+        if (i % 2 == 0) {  // one body, then three in one batched update
+          const std::uint64_t body = rng() % last.size();
+          last[body] = box(rng);
+          if (!tracker.update(body, last[body], changes).ok()) failed = true;
+        } else {
+          for (auto& m : moves) {
+            m.body = rng() % last.size();
+            m.box = last[m.body] = box(rng);
+          }
+          if (!tracker.update(moves, changes).ok()) failed = true;
+        }
         tracker.takeEditChanges(changes);
       }
     });

@@ -42,6 +42,12 @@ struct PairChanges {
   }
 };
 
+/// A body's new box, for a batched update.
+struct BodyBox {
+  std::uint64_t body = 0;
+  Aabb box;  ///< [Unit: world units]
+};
+
 /// Tracks pairs over one MaskIndex. Thread-safety: all members may be called from any thread; an edit on the world
 /// re-evaluates the affected bodies from inside the edit call (before it returns) and queues the changes for
 /// takeEditChanges(). Must be destroyed before its MaskIndex.
@@ -56,6 +62,12 @@ class PairTracker {
   /// A new id starts a body. Errors: a non-finite box or min > max (kInvalidArgument), a box reaching 2^16 voxels
   /// from the origin (kOutOfRange): nothing changes.
   Status update(std::uint64_t body, const Aabb& box, PairChanges& changes);
+
+  /// update() for many bodies in one call, say every body that moved in a physics step, with one batched index query
+  /// (MaskIndex's) instead of one each. The bodies are applied in order (an id given twice ends at its last box);
+  /// `changes` (cleared first) lists each body's changes in that order, sorted per body as update()'s are.
+  /// Errors: as update(), for the first invalid box, whose position the message gives: then nothing changes.
+  Status update(std::span<const BodyBox> bodies, PairChanges& changes);
 
   /// Forgets a body; its pairs are reported removed into `changes` (cleared first). Unknown ids are ignored.
   void remove(std::uint64_t body, PairChanges& changes);
@@ -75,12 +87,18 @@ class PairTracker {
   void indexRebuilt(std::span<const terrain::ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed);
   // Re-queries one body and appends the differences to `changes`. Caller holds m_mutex.
   void evaluate(std::uint64_t id, Body& body, PairChanges& changes);
+  // Replaces the body's touches by `touches` (a query's answer for its box) and appends the differences.
+  void apply(std::uint64_t id, Body& body, std::span<const ChunkTouch> touches, PairChanges& changes);
+  // The body of `id`, started when new. Caller holds m_mutex.
+  Body& bodyOf(std::uint64_t id);
 
   MaskIndex& m_index;
   mutable std::mutex m_mutex;
   std::unordered_map<std::uint64_t, std::unique_ptr<Body>> m_bodies;
   PairChanges m_edit_changes;
   std::vector<ChunkTouch> m_scratch;                                 // query results, reused
+  std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
+  TouchBatch m_batch;                                                // its query results, reused
   std::vector<std::pair<terrain::ChunkCoord, std::uint8_t>> m_next;  // a body's new touches, reused
 };
 
