@@ -49,6 +49,10 @@ class ChunkGrid {
     g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
     g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
     g->m_cells = std::make_unique<std::uint32_t[]>(std::size_t(cells));
+    for (int d = 0; d < 8; ++d) {
+      const int dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
+      g->m_block_steps[d] = _mm_setr_epi32(dx, dy, dz, std::int32_t(dx + n[0] * (dy + n[1] * dz)));
+    }
     return g;
   }
 
@@ -77,6 +81,10 @@ class ChunkGrid {
   std::size_t rowStride() const { return std::size_t(m_n[0]); }
   std::size_t sliceStride() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]); }
 
+  /// Chunk d of a 2x2x2 block relative to its first (the mask query's small walk): (d & 1, d >> 1 & 1, d >> 2) and,
+  /// in lane 3, the cell index offset.
+  const __m128i* blockSteps() const { return m_block_steps; }
+
   std::uint32_t load(std::size_t i) const { return loadAt(m_cells.get(), i); }
   /// The cells, for a reader that loads many (loadAt).
   const std::uint32_t* cells() const { return m_cells.get(); }
@@ -90,6 +98,7 @@ class ChunkGrid {
  private:
   ChunkGrid() = default;
   __m128i m_lanes[2];
+  __m128i m_block_steps[8];
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
   std::unique_ptr<std::uint32_t[]> m_cells;

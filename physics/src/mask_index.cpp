@@ -74,36 +74,44 @@ inline void seqlockReadFence() { std::atomic_thread_fence(std::memory_order_acqu
 // Slices lo..hi's lanes, as the slice test reads them.
 inline const __m256i* sliceLanes(int lo, int hi) { return reinterpret_cast<const __m256i*>(kSliceLanes.words[lo][hi]); }
 
-// Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
-// its selected words ORed, ANDed with the footprint, then two 256-bit tests (solid lanes, water lanes). 0 or 1 each.
-struct SliceHit {
-  int solid, water;
+// A chunk's answer as the last word of its ChunkTouch (solid, water and tag bytes) plus, in the top byte, whether it
+// touches at all; by the sentinel test's 4 lane bits (touchWord) and the tag.
+struct TouchWords {
+  std::uint32_t of[64] = {};
+  constexpr TouchWords() {
+    for (std::uint32_t i = 0; i < 64; ++i) {
+      const std::uint32_t zero = i & 15, tag = i >> 4;  // zero: lanes 0 and 2 (solid words), 1 and 3 (water words)
+      const std::uint32_t solid = (zero & 5) != 5, water = (zero & 10) != 10;
+      of[i] = solid | water << 8 | tag << 16 | (solid | water) << 24;
+    }
+  }
 };
-[[gnu::always_inline]] inline SliceHit sliceTest(const MaskStore::Masks& m, const __m256i* lanes,
-                                                 std::uint64_t footprint) {
+constexpr TouchWords kTouchWords;
+
+// Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
+// its selected words ORed and ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks
+// the answer from kTouchWords, with the chunk's tag.
+[[gnu::always_inline]] inline std::uint32_t touchWord(const MaskStore::Masks& m, const __m256i* lanes,
+                                                      std::uint64_t footprint, MaskTag tag) {
   const auto* words = reinterpret_cast<const __m256i*>(m.words);
   __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
   for (int i = 1; i < 4; ++i) {
     any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
   }
   any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint)));
-  return {!_mm256_testz_si256(any, _mm256_setr_epi64x(-1, 0, -1, 0)),
-          !_mm256_testz_si256(any, _mm256_setr_epi64x(0, -1, 0, -1))};
+  const auto zero = unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(any, _mm256_setzero_si256()))));
+  return kTouchWords.of[zero | unsigned(tag) << 4];
 }
 
-// One chunk of a query, by sliceTest. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent
+// One chunk of a query, by touchWord. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent
 // entries read sentinels), so there is no branch on the tag. Returns whether it touches.
 [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
                                          std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
-  const SliceHit hit = sliceTest(store.at(slot), sliceLanes(y_lo, y_hi), footprint);
-  std::construct_at(t, ChunkTouch{c, hit.solid != 0, hit.water != 0, tag});
-  return (hit.solid | hit.water) != 0;
+  const std::uint32_t word = touchWord(store.at(slot), sliceLanes(y_lo, y_hi), footprint, tag);
+  std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
+  return (word >> 24) != 0;
 }
 
-// Chunk d of a 2x2x2 block relative to its first: (d & 1, d >> 1 & 1, d >> 2, 0).
-const __m128i kBlockStep[8] = {_mm_setr_epi32(0, 0, 0, 0), _mm_setr_epi32(1, 0, 0, 0), _mm_setr_epi32(0, 1, 0, 0),
-                               _mm_setr_epi32(1, 1, 0, 0), _mm_setr_epi32(0, 0, 1, 0), _mm_setr_epi32(1, 0, 1, 0),
-                               _mm_setr_epi32(0, 1, 1, 0), _mm_setr_epi32(1, 1, 1, 0)};
 static_assert(sizeof(ChunkTouch) == 16 && offsetof(ChunkTouch, solid) == 12 && offsetof(ChunkTouch, water) == 13 &&
               offsetof(ChunkTouch, tag) == 14);
 
@@ -112,21 +120,32 @@ static_assert(sizeof(ChunkTouch) == 16 && offsetof(ChunkTouch, solid) == 12 && o
 inline int firstIn(std::int32_t k, std::int32_t first_chunk, std::int32_t lo) { return k == first_chunk ? lo & 7 : 0; }
 inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { return k == last_chunk ? hi & 7 : 7; }
 
-// A body-sized range (at most two chunks per axis, from `clo` to `chi`) on the grid: its chunks are a block of at most
-// 2x2x2, chunk d of the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at cell offset[d] from the first.
-// Clipped to the grid it starts at `a`; bit i of `axes` is set when axis i still spans two chunks, and PDEP spreads a
-// counter over those bits, so the loop visits exactly the range's chunks in (z, y, x) order with one loop branch.
-// Everything per chunk that depends on d alone (cell offset, footprint, slice lanes, coordinates) is taken before the
-// loop, in SIMD lanes; results are written unconditionally and kept by advancing the count. Returns the number written
-// to `touched` (at most 8).
-VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store,
-                                                                        const VoxelSpan& span,
-                                         __m128i clo, __m128i chi, ChunkTouch* touched) {
+// A body-sized range (at most two chunks per axis) on the grid: its chunks are a block of at most 2x2x2, chunk d of
+// the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at grid.blockSteps()[d] from the first. Clipped to
+// the grid the block starts at a chunk whose coordinates and cell index `first` holds; bit i of `axes` is set when
+// axis i still spans two chunks, and PDEP spreads a counter over those bits, so a walk visits exactly the range's
+// chunks in (z, y, x) order. What a visit needs that depends on d alone (footprint, slice lanes) is taken here, in SIMD
+// lanes, so visits do no per-axis arithmetic.
+struct Block {
+  __m128i first;                    // (x, y, z, cell index) of the block's first chunk
+  alignas(32) std::uint64_t footprint[8];  // the XZ footprint of chunk d
+  const __m256i* lanes[2];          // the slice lanes of the first and second chunk along y
+  unsigned axes = 0;                // axes spanning two chunks
+  unsigned count = 0;               // chunks in the block: 1 << popcount(axes), 0 when off the grid
+};
+
+// The block of a body-sized range [clo, chi] of `span`.
+[[gnu::always_inline]] inline void makeBlock(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo, __m128i chi,
+                                             Block& out) {
   const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
   const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
   const __m128i n = _mm_sub_epi32(b, a);
-  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return 0;  // outside the grid on some axis: no entries
-  const unsigned axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
+  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) {  // outside the grid on some axis: no entries
+    out.axes = out.count = 0;
+    return;
+  }
+  out.axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
+  out.count = 1u << std::popcount(out.axes);
   // The first chunk along an axis holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is
   // the range's last chunk); a second chunk starts at 0. Lanes (x, y, z, z).
   const __m128i last7 = _mm_and_si128(span.last, seven);
@@ -140,36 +159,38 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::size_t walkSmall(const Chu
   const __m256i fx2 = _mm256_permute4x64_epi64(fx, 0x44);
   const std::uint64_t fz0 = kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)];
   const std::uint64_t fz1 = kFootprints.z[0][_mm_extract_epi32(hi1, 2)];
-  alignas(32) std::uint64_t footprint[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(footprint),
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out.footprint),
                      _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz0))));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(footprint + 4),
+  _mm256_store_si256(reinterpret_cast<__m256i*>(out.footprint + 4),
                      _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz1))));
-  const __m256i* const lanes_of_y[2] = {sliceLanes(_mm_extract_epi32(lo0, 1), _mm_extract_epi32(hi0, 1)),
-                                        sliceLanes(0, _mm_extract_epi32(hi1, 1))};
-  // Cell offsets: dx + dy row + dz slice (within the grid's 2^22 cells).
-  const __m256i in_y = _mm256_setr_epi32(0, 0, -1, -1, 0, 0, -1, -1);
-  const __m256i in_z = _mm256_setr_epi32(0, 0, 0, 0, -1, -1, -1, -1);
-  const __m256i row = _mm256_set1_epi32(std::int32_t(grid.rowStride()));
-  const __m256i slice = _mm256_set1_epi32(std::int32_t(grid.sliceStride()));
-  alignas(32) std::int32_t offset[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(offset),
-                     _mm256_add_epi32(_mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1),
-                                      _mm256_add_epi32(_mm256_and_si256(in_y, row), _mm256_and_si256(in_z, slice))));
-  const std::uint32_t* cells = grid.cells();
-  const std::size_t base = grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)});
-  const __m128i first = _mm_blend_epi32(a, _mm_setzero_si128(), 8);  // (x, y, z, 0)
-  const unsigned count = 1u << std::popcount(axes);
+  out.lanes[0] = sliceLanes(_mm_extract_epi32(lo0, 1), _mm_extract_epi32(hi0, 1));
+  out.lanes[1] = sliceLanes(0, _mm_extract_epi32(hi1, 1));
+  const auto base = std::int32_t(grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)}));
+  out.first = _mm_insert_epi32(a, base, 3);
+}
+
+// Chunk d of `block`, tested and written to `*touched` as one 16-byte store (coordinates, then the solid, water and tag
+// bytes; the padding byte gets the touch word's top byte) whether or not it touches. Returns whether it does.
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitBlock(const std::uint32_t* cells, const MaskStore& store,
+                                                                     const __m128i* steps, const Block& block,
+                                                                     unsigned d, ChunkTouch* touched) {
+  const __m128i at = _mm_add_epi32(block.first, steps[d]);
+  const std::uint32_t cell = ChunkGrid::loadAt(cells, std::uint32_t(_mm_extract_epi32(at, 3)));
+  const std::uint32_t word =
+      touchWord(store.at(ChunkGrid::slotOf(cell)), block.lanes[d >> 1 & 1], block.footprint[d], ChunkGrid::tagOf(cell));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(touched), _mm_insert_epi32(at, std::int32_t(word), 3));
+  return word >> 24;
+}
+
+// The small walk: the chunks of a body-sized range [clo, chi] of `span` that it touches, into `touched` (room for 8).
+// Returns how many.
+VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span,
+                                         __m128i clo, __m128i chi, ChunkTouch* touched) {
+  Block block;
+  makeBlock(grid, span, clo, chi, block);
   std::size_t written = 0;
-  for (unsigned k = 0; k < count; ++k) {
-    const unsigned d = _pdep_u32(k, axes);
-    const std::uint32_t cell = ChunkGrid::loadAt(cells, base + std::size_t(offset[d]));
-    const SliceHit hit = sliceTest(store.at(ChunkGrid::slotOf(cell)), lanes_of_y[d >> 1 & 1], footprint[d]);
-    // The ChunkTouch as one 16-byte store: coordinates, then solid, water and tag bytes.
-    const __m128i at = _mm_add_epi32(first, kBlockStep[d]);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(touched + written),
-                     _mm_insert_epi32(at, hit.solid | hit.water << 8 | int(ChunkGrid::tagOf(cell)) << 16, 3));
-    written += std::size_t(hit.solid | hit.water);
+  for (unsigned k = 0; k < block.count; ++k) {
+    written += visitBlock(grid.cells(), store, grid.blockSteps(), block, _pdep_u32(k, block.axes), touched + written);
   }
   return written;
 }
@@ -182,23 +203,59 @@ inline bool smallRange(__m128i clo, __m128i chi) {
 // Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
 constexpr std::size_t kSectionBoxes = 64;
 
-// The small walk over `boxes` from the first, while each is valid and body-sized: box i's touches into `out` from
-// `used` on (room for 8 per box), and ends[i] where they end. Returns how many boxes it answered; it stops at the first
-// invalid box or larger range, which the caller answers on its own.
+// Per axes pattern, the block's chunks in visiting order (PDEP of 0, 1, ... over the pattern), as 16-bit lanes.
+struct VisitOrders {
+  alignas(16) std::uint16_t of[8][8] = {};
+  constexpr VisitOrders() {
+    for (unsigned axes = 0; axes < 8; ++axes) {
+      unsigned k = 0;
+      for (unsigned d = 0; d < 8; ++d) {
+        if ((d & ~axes) == 0) of[axes][k++] = std::uint16_t(d);
+      }
+    }
+  }
+};
+constexpr VisitOrders kVisitOrders;
+
+// The small walk over `boxes` from the first, while each is valid and body-sized (at most kSectionBoxes): box i's
+// touches into `out` from `used` on (room for 8 per box, plus 8), and ends[i] where they end. Returns how many boxes
+// it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
+// Two passes, so that no branch depends on how many chunks a box visits: the first makes each box's block and lists
+// its visits (box << 3 | d, 8 written, as many kept); the second makes every visit of the section in one loop.
 VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store, std::span<const Aabb> boxes,
                                               double voxel_size, double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
-  std::size_t i = 0;
+  Block blocks[kSectionBoxes];
+  alignas(16) std::uint16_t visits[kSectionBoxes * 8 + 8];
+  std::uint32_t visits_end[kSectionBoxes];  // visits listed up to and including box i
+  std::size_t listed = 0, i = 0;
   for (; i < boxes.size(); ++i) {
     VoxelSpan span;
     if (!voxelSpan(boxes[i], voxel_size, reciprocal, span)) break;
+    blocks[i].axes = blocks[i].count = 0;
     if (!span.empty()) {
       const __m128i clo = span.firstChunk(), chi = span.lastChunk();
       if (!smallRange(clo, chi)) break;
-      used += walkSmall(grid, store, span, clo, chi, out + used);
+      makeBlock(grid, span, clo, chi, blocks[i]);
     }
-    ends[i] = used;
+    const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[blocks[i].axes]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed),
+                     _mm_or_si128(order, _mm_set1_epi16(std::int16_t(i << 3))));
+    listed += blocks[i].count;
+    visits_end[i] = std::uint32_t(listed);
   }
+  // After visit j, written_after[j + 1] touches are written; written_after[0] = used.
+  std::size_t written_after[kSectionBoxes * 8 + 1];
+  written_after[0] = used;
+  const __m128i* steps = grid.blockSteps();
+  const std::uint32_t* cells = grid.cells();
+  std::size_t written = used;
+  for (std::size_t j = 0; j < listed; ++j) {
+    const unsigned v = visits[j];
+    written += visitBlock(cells, store, steps, blocks[v >> 3], v & 7, out + written);
+    written_after[j + 1] = written;
+  }
+  for (std::size_t b = 0; b < i; ++b) ends[b] = written_after[visits_end[b]];
   return i;
 }
 
