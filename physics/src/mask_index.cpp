@@ -165,7 +165,8 @@ struct Block {
                      _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz1))));
   out.lanes[0] = sliceLanes(_mm_extract_epi32(lo0, 1), _mm_extract_epi32(hi0, 1));
   out.lanes[1] = sliceLanes(0, _mm_extract_epi32(hi1, 1));
-  const auto base = std::int32_t(grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)}));
+  const auto base =
+      std::int32_t(grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)}));
   out.first = _mm_insert_epi32(a, base, 3);
 }
 
@@ -222,9 +223,9 @@ constexpr VisitOrders kVisitOrders;
 // it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
 // Two passes, so that no branch depends on how many chunks a box visits: the first makes each box's block and lists
 // its visits (box << 3 | d, 8 written, as many kept); the second makes every visit of the section in one loop.
-VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store, std::span<const Aabb> boxes,
-                                              double voxel_size, double reciprocal, ChunkTouch* out, std::size_t used,
-                                              std::size_t* ends) {
+VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store,
+                                              std::span<const Aabb> boxes, double voxel_size, double reciprocal,
+                                              ChunkTouch* out, std::size_t used, std::size_t* ends) {
   Block blocks[kSectionBoxes];
   alignas(16) std::uint16_t visits[kSectionBoxes * 8 + 8];
   std::uint32_t visits_end[kSectionBoxes];  // visits listed up to and including box i

@@ -1,6 +1,7 @@
 // The broadphase under concurrency (run under TSan in CI, label `tsan`): one thread edits the world (the mask index
 // and pair tracker update inside each edit), two query the index (one box by box, one in batches), one moves bodies
-// through the pair tracker (alone and in batches). Afterwards the index and the pairs must equal ones built from scratch.
+// through the pair tracker (alone and in batches). Afterwards the index and the pairs must equal ones built from
+// scratch.
 #include <doctest/doctest.h>
 
 #include <atomic>

@@ -724,7 +724,8 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
   j["timing"] = "build: MIXED boxes in groups of 8 in an L1-resident buffer, batches of 1024 calls cycling over a "
                 "group, median of 3, clock overhead subtracted, median over groups; index: median of 3 creates; "
                 "query: batched, 256 bodies a call (single: one call per body; airborne and resting, shuffled), "
-                "median of 3; edits: each call timed alone, median over 1000 single voxels and 200 radius-8 spheres (fill then clear)";
+                "median of 3; edits: each call timed alone, median over 1000 single voxels and 200 radius-8 spheres "
+                "(fill then clear)";
   return j;
 }
 
