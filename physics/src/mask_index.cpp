@@ -126,13 +126,16 @@ inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { re
 // axis i still spans two chunks, and PDEP spreads a counter over those bits, so a walk visits exactly the range's
 // chunks in (z, y, x) order. What a visit needs that depends on d alone (footprint, slice lanes) is taken here, in SIMD
 // lanes, so visits do no per-axis arithmetic.
-struct Block {
-  __m128i first;                    // (x, y, z, cell index) of the block's first chunk
-  alignas(32) std::uint64_t footprint[8];  // the XZ footprint of chunk d
-  const __m256i* lanes[2];          // the slice lanes of the first and second chunk along y
-  unsigned axes = 0;                // axes spanning two chunks
-  unsigned count = 0;               // chunks in the block: 1 << popcount(axes), 0 when off the grid
+struct alignas(128) Block {
+  __m128i first;                           // (x, y, z, cell index) of the block's first chunk
+  const __m256i* lanes[2];                 // the slice lanes of the first and second chunk along y
+  unsigned axes;                           // axes spanning two chunks
+  unsigned count;                          // chunks in the block: 1 << popcount(axes), 0 when off the grid
+  alignas(64) std::uint64_t footprint[8];  // the XZ footprint of chunk d
 };
+// 128 bytes, so a batched walk names a visit by its block's byte offset and d in one number (walkSmallBoxes).
+static_assert(sizeof(Block) == 128);
+constexpr unsigned kBlockShift = 7, kVisitShift = 4;  // a visit: box << kBlockShift | d << kVisitShift
 
 // The block of a body-sized range [clo, chi] of `span`.
 [[gnu::always_inline]] inline void makeBlock(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo, __m128i chi,
@@ -222,7 +225,8 @@ constexpr VisitOrders kVisitOrders;
 // touches into `out` from `used` on (room for 8 per box, plus 8), and ends[i] where they end. Returns how many boxes
 // it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
 // Two passes, so that no branch depends on how many chunks a box visits: the first makes each box's block and lists
-// its visits (box << 3 | d, 8 written, as many kept); the second makes every visit of the section in one loop.
+// its visits (box << kBlockShift | d << kVisitShift: the block's byte offset and, in the bits below, d; 8 written, as
+// many kept); the second makes every visit of the section in one loop.
 VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store,
                                               std::span<const Aabb> boxes, double voxel_size, double reciprocal,
                                               ChunkTouch* out, std::size_t used, std::size_t* ends) {
@@ -241,7 +245,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskS
     }
     const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[blocks[i].axes]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed),
-                     _mm_or_si128(order, _mm_set1_epi16(std::int16_t(i << 3))));
+                     _mm_or_si128(_mm_slli_epi16(order, kVisitShift), _mm_set1_epi16(std::int16_t(i << kBlockShift))));
     listed += blocks[i].count;
     visits_end[i] = std::uint32_t(listed);
   }
@@ -253,7 +257,9 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskS
   std::size_t written = used;
   for (std::size_t j = 0; j < listed; ++j) {
     const unsigned v = visits[j];
-    written += visitBlock(cells, store, steps, blocks[v >> 3], v & 7, out + written);
+    const auto& block =
+        *reinterpret_cast<const Block*>(reinterpret_cast<const char*>(blocks) + (v & ~((1u << kBlockShift) - 1)));
+    written += visitBlock(cells, store, steps, block, v >> kVisitShift & 7, out + written);
     written_after[j + 1] = written;
   }
   for (std::size_t b = 0; b < i; ++b) ends[b] = written_after[visits_end[b]];
