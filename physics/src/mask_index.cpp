@@ -91,8 +91,9 @@ constexpr TouchWords kTouchWords;
 // Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
 // its selected words ORed and ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks
 // the answer from kTouchWords, with the chunk's tag.
-[[gnu::always_inline]] inline std::uint32_t touchWord(const MaskStore::Masks& m, const __m256i* lanes,
-                                                      std::uint64_t footprint, MaskTag tag) {
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const MaskStore::Masks& m,
+                                                                         const __m256i* lanes, std::uint64_t footprint,
+                                                                         MaskTag tag) {
   const auto* words = reinterpret_cast<const __m256i*>(m.words);
   __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
   for (int i = 1; i < 4; ++i) {
@@ -105,8 +106,9 @@ constexpr TouchWords kTouchWords;
 
 // One chunk of a query, by touchWord. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent
 // entries read sentinels), so there is no branch on the tag. Returns whether it touches.
-[[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
-                                         std::uint64_t footprint, int y_lo, int y_hi, ChunkTouch* t) {
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot,
+                                                            const MaskStore& store, std::uint64_t footprint, int y_lo,
+                                                            int y_hi, ChunkTouch* t) {
   const std::uint32_t word = touchWord(store.at(slot), sliceLanes(y_lo, y_hi), footprint, tag);
   std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
   return (word >> 24) != 0;
@@ -206,6 +208,7 @@ inline bool smallRange(__m128i clo, __m128i chi) {
 
 // Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
 constexpr std::size_t kSectionBoxes = 64;
+static_assert(((kSectionBoxes - 1) << kBlockShift | 7u << kVisitShift) <= 0xFFFF, "visits are 16-bit");
 
 // Per axes pattern, the block's chunks in visiting order (PDEP of 0, 1, ... over the pattern), as 16-bit lanes.
 struct VisitOrders {
@@ -222,7 +225,7 @@ struct VisitOrders {
 constexpr VisitOrders kVisitOrders;
 
 // The small walk over `boxes` from the first, while each is valid and body-sized (at most kSectionBoxes): box i's
-// touches into `out` from `used` on (room for 8 per box, plus 8), and ends[i] where they end. Returns how many boxes
+// touches into `out` from `used` on (room for 8 per box), and ends[i] where they end. Returns how many boxes
 // it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
 // Two passes, so that no branch depends on how many chunks a box visits: the first makes each box's block and lists
 // its visits (box << kBlockShift | d << kVisitShift: the block's byte offset and, in the bits below, d; 8 written, as
@@ -532,7 +535,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
 Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
   out.m_ends.resize(boxes.size());
   const MaskStore& store = m_state->table.store();
-  std::vector<ChunkTouch> one;  // a box the small walk leaves (allocates only then)
+  std::vector<ChunkTouch>& one = out.m_one;  // a box the small walk leaves
   std::size_t done = 0, used = 0;
   while (done < boxes.size()) {
     const std::size_t n = std::min(kSectionBoxes, boxes.size() - done);
@@ -542,6 +545,7 @@ Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
       walked = walkSmallBoxes(g, store, boxes.subspan(done, n), m_voxel_size, m_voxel_reciprocal,
                               out.m_touches.data(), used, out.m_ends.data() + done);
     });
+    if (!grid) walked = 0;  // a pass the sequence number rejected before the grid went away counts for nothing
     if (walked > 0) used = out.m_ends[done + walked - 1];
     done += walked;
     if (done == boxes.size() || (grid && walked == n)) continue;

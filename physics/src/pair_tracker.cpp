@@ -73,17 +73,37 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
 
 Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes) {
   changes.clear();
+  // Every box checked first, so an invalid one changes nothing.
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    VoxelSpan span;
+    if (!voxelSpan(bodies[i].box, m_index.voxelSize(), m_index.m_voxel_reciprocal, span)) {
+      const Error e = rangeErrorOf(bodies[i].box, m_index.voxelSize(), "PairTracker::update");
+      return Error{e.code, e.message + " (box " + std::to_string(i) + " of the batch)", {}};
+    }
+  }
   std::lock_guard lock(m_mutex);
+  // Each id's last entry, in the order of those entries: sorted by (id, position), the last of each id kept.
+  std::vector<std::size_t>& last = m_last;
+  last.resize(bodies.size());
+  for (std::size_t i = 0; i < last.size(); ++i) last[i] = i;
+  std::sort(last.begin(), last.end(), [&](std::size_t a, std::size_t b) {
+    return bodies[a].body != bodies[b].body ? bodies[a].body < bodies[b].body : a < b;
+  });
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < last.size(); ++k) {
+    if (k + 1 == last.size() || bodies[last[k + 1]].body != bodies[last[k]].body) last[kept++] = last[k];
+  }
+  last.resize(kept);
+  std::sort(last.begin(), last.end());
   // Queried under the lock, like update()'s: an edit re-evaluating bodies waits, so no answer goes stale.
   m_boxes.clear();
-  for (const BodyBox& b : bodies) m_boxes.push_back(b.box);
-  if (Status s = m_index.query(m_boxes, m_batch); !s) {
-    return Error{s.error().code, "PairTracker::update: " + s.error().message, {}};
-  }
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    Body& body = bodyOf(bodies[i].body);
-    body.box = bodies[i].box;
-    apply(bodies[i].body, body, m_batch.touches(i), changes);
+  for (const std::size_t i : last) m_boxes.push_back(bodies[i].box);
+  if (Status s = m_index.query(m_boxes, m_batch); !s) return s;  // the boxes were checked: never fails
+  for (std::size_t k = 0; k < last.size(); ++k) {
+    const BodyBox& b = bodies[last[k]];
+    Body& body = bodyOf(b.body);
+    body.box = b.box;
+    apply(b.body, body, m_batch.touches(k), changes);
   }
   return {};
 }

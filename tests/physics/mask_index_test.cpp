@@ -836,6 +836,8 @@ TEST_CASE("MaskIndex edits") {
 void checkBatches(const MaskIndex& index, const std::vector<Aabb>& boxes,
                   const std::vector<std::vector<ChunkTouch>>& expecteds, const std::string& phase) {
   vtp::physics::TouchBatch batch;
+  REQUIRE(index.query(std::span<const Aabb>(), batch).ok());
+  CHECK(batch.boxes() == 0);
   for (const std::size_t slice : {boxes.size(), std::size_t(1), std::size_t(63), std::size_t(130)}) {
     for (std::size_t first = 0; first < boxes.size(); first += slice) {
       const std::size_t n = std::min(slice, boxes.size() - first);
@@ -912,6 +914,16 @@ TEST_CASE("MaskIndex query") {
           }
         }
         CHECK(non_empty > 200);
+        // Body-sized boxes around chunk corners: 8 chunks each, so the batched walk's sections fill up.
+        for (int i = 0; i < 300; ++i) {
+          P3 lo{}, hi{};
+          for (std::size_t a = 0; a < 3; ++a) {
+            lo[a] = 8.0 * std::round(uniform(-5, 6)) + uniform(-2.0, 0.2);
+            hi[a] = lo[a] + uniform(0.5, 3.0);
+          }
+          boxes.push_back(worldBox(lo, hi, voxel_size));
+          expecteds.push_back(bruteQuery(reference, boxes.back(), voxel_size));
+        }
         for (const auto& idx : indexes) checkBatches(*idx, boxes, expecteds, phase);
       };
       run("after creation");

@@ -41,6 +41,7 @@ struct ChunkTouch {
 
 /// The answers of a batched query (MaskIndex::query over many boxes): box i's chunks in touches(i). Reuse one per
 /// thread: its buffers grow to the largest batch and are then kept, so a steady stream of batches allocates nothing.
+/// Not thread-safe: one query at a time writes it, and the next query invalidates the spans touches() returned.
 class TouchBatch {
  public:
   /// Boxes answered by the last query.
@@ -55,6 +56,7 @@ class TouchBatch {
   friend class MaskIndex;
   std::vector<ChunkTouch> m_touches;  // the answers, box by box; only the first m_ends.back() are meaningful
   std::vector<std::size_t> m_ends;    // where each box's answers end in m_touches
+  std::vector<ChunkTouch> m_one;      // the answer of a box the batched walk leaves to query()
 };
 
 struct MaskIndexOptions {

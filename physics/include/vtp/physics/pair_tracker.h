@@ -28,7 +28,8 @@ struct Pair {
 };
 
 /// What changed: pairs added and removed, and (from edits) bodies to wake because the terrain changed within one voxel
-/// of their box. From update() and remove(): sorted by chunk in (z, y, x) order, then kind. From takeEditChanges():
+/// of their box. From update() and remove(): sorted by chunk in (z, y, x) order, then kind (a batched update: body by
+/// body, each so). From takeEditChanges():
 /// in the order the edits made them (bodies in id order per edit; a pair added by one edit and removed by a later one
 /// appears in both lists); `woken` sorted and unique.
 struct PairChanges {
@@ -64,9 +65,10 @@ class PairTracker {
   Status update(std::uint64_t body, const Aabb& box, PairChanges& changes);
 
   /// update() for many bodies in one call, say every body that moved in a physics step, with one batched index query
-  /// (MaskIndex's) instead of one each. The bodies are applied in order (an id given twice ends at its last box);
-  /// `changes` (cleared first) lists each body's changes in that order, sorted per body as update()'s are.
-  /// Errors: as update(), for the first invalid box, whose position the message gives: then nothing changes.
+  /// (MaskIndex's) instead of one each. An id given more than once takes its last box. `changes` (cleared first)
+  /// lists each body's changes once, bodies in the order of their last entries, each body's sorted as update()'s are.
+  /// Errors: as update(), for the first invalid box (duplicates included), whose position the message gives: then
+  /// nothing changes.
   Status update(std::span<const BodyBox> bodies, PairChanges& changes);
 
   /// Forgets a body; its pairs are reported removed into `changes` (cleared first). Unknown ids are ignored.
@@ -98,6 +100,7 @@ class PairTracker {
   PairChanges m_edit_changes;
   std::vector<ChunkTouch> m_scratch;                                 // query results, reused
   std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
+  std::vector<std::size_t> m_last;                                   // its entries that count, reused
   TouchBatch m_batch;                                                // its query results, reused
   std::vector<std::pair<terrain::ChunkCoord, std::uint8_t>> m_next;  // a body's new touches, reused
 };
