@@ -58,35 +58,41 @@ struct Bounds {
 };
 
 // Bounds of records [first, last) and the sum of their int16 midpoints, 8 records a step; the last 1-7 records with
-// the lanes past them masked (the arrays have 8 entries of slack).
+// the lanes past them masked (the arrays have 8 entries of slack), full steps without a mask.
+struct Acc {
+  __m128i lo[3], hi[3], sum[3];
+};
+[[gnu::always_inline]] inline void accumulate(const Records& r, int i, __m128i valid, Acc& acc) {
+  const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
+  const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  const __m128i ones = _mm_set1_epi16(1);
+  for (int a = 0; a < 3; ++a) {
+    const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMin + a].data() + i));
+    const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMax + a].data() + i));
+    acc.lo[a] = _mm_min_epi16(acc.lo[a], _mm_blendv_epi8(top, mn, valid));
+    acc.hi[a] = _mm_max_epi16(acc.hi[a], _mm_blendv_epi8(bottom, mx, valid));
+    acc.sum[a] = _mm_add_epi32(acc.sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
+  }
+}
 Bounds boundsOf(const Records& r, int first, int last) {
   const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
-  const __m128i ones = _mm_set1_epi16(1), lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
-  __m128i lo[3] = {top, top, top}, hi[3] = {bottom, bottom, bottom};
-  __m128i sum[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
-  for (int i = first; i < last; i += kLanes) {
-    const __m128i valid = _mm_cmpgt_epi16(_mm_set1_epi16(std::int16_t(std::min(last - i, kLanes))), lane);
-    for (int a = 0; a < 3; ++a) {
-      const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMin + a].data() + i));
-      const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMax + a].data() + i));
-      lo[a] = _mm_min_epi16(lo[a], _mm_blendv_epi8(top, mn, valid));
-      hi[a] = _mm_max_epi16(hi[a], _mm_blendv_epi8(bottom, mx, valid));
-      sum[a] = _mm_add_epi32(sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
-    }
-  }
-  // Across the lanes, by halving: min and max of 8 int16 lanes, the sum of 4 int32 lanes.
-  auto across = [](__m128i v, auto op, bool int16_lanes) {
-    v = op(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = op(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-    if (int16_lanes) return int(std::int16_t(_mm_cvtsi128_si32(op(v, _mm_srli_epi32(v, 16)))));
-    return _mm_cvtsi128_si32(v);
-  };
+  const __m128i all = _mm_set1_epi16(-1), lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+  Acc acc{{top, top, top}, {bottom, bottom, bottom}, {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()}};
+  int i = first;
+  for (; i + kLanes <= last; i += kLanes) accumulate(r, i, all, acc);
+  if (i < last) accumulate(r, i, _mm_cmpgt_epi16(_mm_set1_epi16(std::int16_t(last - i)), lane), acc);
+  // Across the lanes: min of 8 int16 lanes by phminposuw on the lanes flipped to unsigned order (max: on their
+  // complements), the sum of 4 int32 lanes by halving.
+  const __m128i flip = _mm_set1_epi16(std::int16_t(0x8000)), flip_max = _mm_set1_epi16(0x7FFF);
   Bounds b;
   for (int a = 0; a < 3; ++a) {
-    b.min[a] = across(lo[a], [](__m128i x, __m128i y) { return _mm_min_epi16(x, y); }, true);
-    b.max[a] = across(hi[a], [](__m128i x, __m128i y) { return _mm_max_epi16(x, y); }, true);
-    b.mid2_sum[a] = across(sum[a], [](__m128i x, __m128i y) { return _mm_add_epi32(x, y); }, false);
+    b.min[a] = int(std::int16_t(_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(acc.lo[a], flip))) ^ 0x8000));
+    b.max[a] = int(std::int16_t(_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(acc.hi[a], flip_max))) ^ 0x7FFF));
+    __m128i v = acc.sum[a];
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+    b.mid2_sum[a] = _mm_cvtsi128_si32(v);
   }
   return b;
 }
