@@ -150,35 +150,46 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     const long long mean = (long long)std::ceil(double(sum) / count);  // exact: |sum| < 2^31
     Records& dst = records[(task.depth + 1) & 1];
     // Left (midpoint below the mean) to dst from first on, right to the spill, both in order; then the spill after
-    // the left. 8 records a step: a compare, and per field one byte shuffle each way.
+    // the left.
     const std::int16_t* mn = src.field[kMin + axis].data();
     const std::int16_t* mx = src.field[kMax + axis].data();
     const __m128i limit = _mm_set1_epi16(std::int16_t(mean));  // a mean of int16 midpoints (rounded up) fits int16
     int left = task.first, right = 0;
-    int i = task.first;
-    for (; i + kLanes <= task.last; i += kLanes) {
+    // 8 records a step, `valid` selecting the lanes to move: a compare, and per field one byte shuffle each way.
+    auto step = [&](int i, unsigned valid) {
       const __m128i mid2 = _mm_add_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(mn + i)),
                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(mx + i)));
-      const unsigned mask = _pext_u32(unsigned(_mm_movemask_epi8(_mm_cmplt_epi16(mid2, limit))), 0x5555u);
-      const __m128i to_left = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[mask]));
-      const __m128i to_right = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[mask ^ 0xFFu]));
+      const unsigned below = _pext_u32(unsigned(_mm_movemask_epi8(_mm_cmplt_epi16(mid2, limit))), 0x5555u);
+      const unsigned to_left = below & valid, to_right = ~below & valid;
+      const __m128i pack_left = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[to_left]));
+      const __m128i pack_right = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[to_right]));
       for (int f = 0; f < kFields; ++f) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src.field[f].data() + i));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field[f].data() + left), _mm_shuffle_epi8(v, to_left));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(spill.field[f].data() + right), _mm_shuffle_epi8(v, to_right));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field[f].data() + left), _mm_shuffle_epi8(v, pack_left));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(spill.field[f].data() + right), _mm_shuffle_epi8(v, pack_right));
       }
-      const int l = std::popcount(mask);
-      left += l;
-      right += kLanes - l;
-    }
-    for (; i < task.last; ++i) {
-      const bool go_left = std::int16_t(mn[i] + mx[i]) < mean;
-      for (int f = 0; f < kFields; ++f) {
-        dst.field[f][std::size_t(left)] = src.field[f][std::size_t(i)];
-        spill.field[f][std::size_t(right)] = src.field[f][std::size_t(i)];
+      left += std::popcount(to_left);
+      right += std::popcount(to_right);
+    };
+    // The first count % 8 records go as one step with the other lanes masked, then full steps: no scalar tail. The
+    // masked step's left store may write past its records, but only inside this node's range (count >= 8), where the
+    // later steps and the right side's copy overwrite it (beyond the range lie other nodes' records). Both sides keep
+    // the records' order. A node of fewer than 8 (only with leaves below 7 triangles) goes record by record.
+    int i = task.first;
+    if (count >= kLanes) {
+      const int head = count % kLanes;
+      if (head != 0) step(i, (1u << head) - 1);
+      for (i += head; i < task.last; i += kLanes) step(i, 0xFFu);
+    } else {
+      for (; i < task.last; ++i) {
+        const bool go_left = std::int16_t(mn[i] + mx[i]) < mean;
+        for (int f = 0; f < kFields; ++f) {
+          dst.field[f][std::size_t(left)] = src.field[f][std::size_t(i)];
+          spill.field[f][std::size_t(right)] = src.field[f][std::size_t(i)];
+        }
+        left += go_left;
+        right += !go_left;
       }
-      left += go_left;
-      right += !go_left;
     }
     for (int f = 0; f < kFields; ++f) {
       std::int16_t* to = dst.field[f].data() + left;
