@@ -68,7 +68,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
   _mm_store_si128(reinterpret_cast<__m128i*>(hi_all), all_max);
   const std::array<std::int16_t, 6> all{lo_all[0], lo_all[1], lo_all[2], hi_all[0], hi_all[1], hi_all[2]};
-  buildKd(m_bounds, m_options, m_kd);
+  buildKd(m_bounds, m_options, m_kd, m_kd_scratch);
   const int leaves = int(m_kd.leaves.size());
   const int groups = (leaves + kLeafGroup - 1) / kLeafGroup;
 

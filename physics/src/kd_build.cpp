@@ -97,15 +97,35 @@ Bounds boundsOf(const Records& r, int first, int last) {
   return b;
 }
 
+struct Task {
+  int first, last, depth, node;
+  Bounds bounds;
+};
+
 }  // namespace
 
+struct KdScratch::Arrays {
+  Records records[2];  // by depth parity
+  Records spill;       // a partition's right side before it is copied after the left
+  std::vector<Task> stack;
+  std::vector<std::array<std::int16_t, kFields>> rows;  // the median fallback's
+};
+
+KdScratch::KdScratch() : m_arrays(std::make_unique<Arrays>()) {}
+KdScratch::~KdScratch() = default;
+
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out) {
+  thread_local KdScratch scratch;
+  buildKd(bounds, options, out, scratch);
+}
+
+void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out, KdScratch& scratch) {
   const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
   const int max_depth = std::clamp(options.max_depth, 0, 64);
   const int n = int(std::min<std::size_t>(bounds.size(), 65535));
-  thread_local Records records[2];  // by depth parity
-  thread_local Records spill;       // a partition's right side before it is copied after the left
-  for (Records& r : records) r.resize(std::size_t(n));
+  Records* records = scratch.m_arrays->records;
+  Records& spill = scratch.m_arrays->spill;
+  for (int k = 0; k < 2; ++k) records[k].resize(std::size_t(n));
   spill.resize(std::size_t(n));
   for (int i = 0; i < n; ++i) {
     const TriangleBounds& b = bounds[std::size_t(i)];
@@ -119,11 +139,7 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   out.nodes.clear();
   out.order.resize(std::size_t(n));
 
-  struct Task {
-    int first, last, depth, node;
-    Bounds bounds;
-  };
-  thread_local std::vector<Task> stack;
+  std::vector<Task>& stack = scratch.m_arrays->stack;
   stack.clear();
   out.nodes.push_back({});
   stack.push_back({0, n, 0, 0, boundsOf(records[0], 0, n)});
@@ -209,7 +225,7 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     const int left_count = split - task.first;
     if (4 * left_count < count || 4 * (count - left_count) < count) {
       // The median instead: the count / 2 smallest by (midpoint, id) go left.
-      thread_local std::vector<std::array<std::int16_t, kFields>> rows;
+      std::vector<std::array<std::int16_t, kFields>>& rows = scratch.m_arrays->rows;
       rows.resize(std::size_t(count));
       for (int k = 0; k < count; ++k)
         for (int f = 0; f < kFields; ++f) {

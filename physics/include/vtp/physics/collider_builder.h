@@ -38,6 +38,7 @@ class ColliderBuilder {
  private:
   KdBuildOptions m_options;
   KdBuild m_kd;
+  KdScratch m_kd_scratch;
   std::vector<TriangleBounds> m_bounds;
   std::vector<std::int32_t> m_remap;
   std::vector<std::uint8_t> m_edge_flags;

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -46,10 +47,29 @@ struct KdBuild {
   std::vector<KdNode> nodes;         ///< nodes[0] is the root (a leaf when there are few triangles).
 };
 
+/// The work arrays of buildKd, kept between calls (grown to the largest input). Not thread-safe: one per thread, as
+/// the collider builder keeps one.
+class KdScratch {
+ public:
+  KdScratch();
+  ~KdScratch();
+  KdScratch(const KdScratch&) = delete;
+  KdScratch& operator=(const KdScratch&) = delete;
+  struct Arrays;
+
+ private:
+  friend void buildKd(std::span<const TriangleBounds>, KdBuildOptions, KdBuild&, KdScratch&);
+  std::unique_ptr<Arrays> m_arrays;
+};
+
 /// Builds over `bounds` (triangle i has bounds[i]; triangles past the 65535th are left out; an empty span gives a
-/// root leaf with an empty range and inverted bounds) into `out`, reusing its capacity. Deterministic: the same bounds
-/// always give the same build; which triangles a leaf holds does not depend on the partition's order, the order
-/// inside a leaf does. Options are clamped to their ranges. [Unit: grid] Thread-safe: the work arrays are per thread.
+/// root leaf with an empty range and inverted bounds) into `out`, reusing its capacity and `scratch`'s. Deterministic:
+/// the same bounds always give the same build; which triangles a leaf holds does not depend on the partition's order,
+/// the order inside a leaf does. Options are clamped to their ranges. [Unit: grid]
+void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out, KdScratch& scratch);
+
+/// The same with a scratch of the calling thread's own (thread-safe; in position-independent code each call pays
+/// for finding it, so hot loops keep a KdScratch instead).
 void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out);
 
 /// Levels below the root of the deepest leaf (0 when the root is a leaf).
