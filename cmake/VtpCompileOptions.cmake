@@ -25,6 +25,11 @@ endif()
 
 function(vtp_target_options target)
   target_compile_options(${target} PRIVATE ${VTP_ARCH_FLAGS} -ffp-contract=off -Wall -Wextra -Wshadow -Wpedantic)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # The libraries are position-independent (CMAKE_POSITION_INDEPENDENT_CODE); nobody interposes their functions, so
+    # GCC may inline and specialise calls between them within a file as it would in an executable.
+    target_compile_options(${target} PRIVATE -fno-semantic-interposition)
+  endif()
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
     # GCC 12 reports false -Wrestrict positives inside libstdc++'s string concatenation (GCC bug 105329).
     target_compile_options(${target} PRIVATE -Wno-restrict)
