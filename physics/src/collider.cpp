@@ -33,6 +33,18 @@ __m256d lanes(const std::array<double, 3>& v) { return _mm256_setr_pd(v[0], v[1]
   return Error{code, std::string("prepareRay: ") + what, {}};
 }
 
+// Which error a ray prepareRay refused gets: a malformed ray (not finite, max_t < 0, a bad voxel size) is
+// kInvalidArgument even where it is also far away; a well-formed one reaching 2^16 voxels from the origin, or a chunk
+// beyond, is kOutOfRange.
+[[gnu::noinline, gnu::cold]] Status refusedRay(const Ray& ray, double voxel_size) {
+  bool finite = std::isfinite(ray.max_t) && ray.max_t >= 0 && std::isfinite(kGridScale / voxel_size) && voxel_size > 0;
+  for (int a = 0; a < 3; ++a) {
+    finite = finite && std::isfinite(ray.origin[std::size_t(a)]) && std::isfinite(ray.direction[std::size_t(a)]);
+  }
+  if (!finite) return rayError(ErrorCode::kInvalidArgument, "the ray must be finite with max_t >= 0");
+  return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
+}
+
 }  // namespace
 
 bool chunkInPhysicsRange(terrain::ChunkCoord c) noexcept {
@@ -87,16 +99,15 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   const __m256d scale4 = _mm256_set1_pd(scale);
   const __m256d o = _mm256_mul_pd(origin, scale4);
   const __m256d e = _mm256_mul_pd(_mm256_add_pd(origin, _mm256_mul_pd(_mm256_set1_pd(ray.max_t), direction)), scale4);
-  const __m256d limit = _mm256_set1_pd(kLimit * kGridScale);  // also false for NaN
-  const __m256d finite = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, origin), _mm256_set1_pd(HUGE_VAL), _CMP_LT_OQ),
-                                       _mm256_cmp_pd(_mm256_andnot_pd(sign, direction), _mm256_set1_pd(HUGE_VAL), _CMP_LT_OQ));
+  // Both ends strictly inside the limit (false for NaN) is all the hot path tests, besides the signs: with a positive
+  // voxel size, it holds only for a finite origin, direction and max_t (an infinite or NaN one makes an end infinite
+  // or NaN, 0 x inf included) and a finite scale. refusedRay works out which error a refused ray gets.
+  const __m256d limit = _mm256_set1_pd(kLimit * kGridScale);
   const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, o), limit, _CMP_LT_OQ),
                                        _mm256_cmp_pd(_mm256_andnot_pd(sign, e), limit, _CMP_LT_OQ));
-  const bool arguments_ok = (_mm256_movemask_pd(finite) == 0xF) & std::isfinite(ray.max_t) & (ray.max_t >= 0) &
-                            std::isfinite(scale) & (voxel_size > 0);
-  if (!(arguments_ok & (_mm256_movemask_pd(inside) == 0xF) & chunkInPhysicsRange(chunk))) [[unlikely]] {
-    if (!arguments_ok) return rayError(ErrorCode::kInvalidArgument, "the ray must be finite with max_t >= 0");
-    return rayError(ErrorCode::kOutOfRange, "the ray must lie within 2^16 voxels of the origin");
+  if (!((_mm256_movemask_pd(inside) == 0xF) & (ray.max_t >= 0) & (voxel_size > 0) & chunkInPhysicsRange(chunk)))
+      [[unlikely]] {
+    return refusedRay(ray, voxel_size);
   }
   // Inside, the ray runs along u = direction / d_max, whose largest component is +-1, its parameter s counting grid
   // units along that axis: t = s * t_per_s. So the floats below are of moderate size whatever the caller's direction
