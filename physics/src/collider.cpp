@@ -135,6 +135,7 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   const __m128 magnitude = _mm_andnot_ps(_mm_set1_ps(-0.0f), d);
   d = _mm_and_ps(d, _mm_cmpge_ps(magnitude, _mm_set1_ps(1e-30f)));
   const __m128 is_zero = _mm_cmpeq_ps(d, _mm_setzero_ps());
+  r.zero_axes = std::uint8_t(_mm_movemask_ps(is_zero) & 7);
   const __m128 huge = _mm_or_ps(_mm_set1_ps(1e30f), _mm_and_ps(d, _mm_set1_ps(-0.0f)));
   const __m128 inv = _mm_blendv_ps(_mm256_cvtpd_ps(reciprocal), huge, is_zero);
   _mm_storeu_ps(r.direction.data(), d);

@@ -131,9 +131,7 @@ void Collider::castRay(const ChunkRay& ray, Visit&& visit) const noexcept {
   if (m_triangles == 0) return;
   // A flat collider (all triangles in one axis plane: a floor or wall, common in flat worlds) and a ray parallel to
   // it: the ray either never reaches the plane or lies in it, and a ray in a triangle's plane may miss it. Exact.
-  for (int a = 0; a < 3; ++a) {
-    if (m_bounds[std::size_t(a)] == m_bounds[std::size_t(3 + a)] && ray.direction[std::size_t(a)] == 0) return;
-  }
+  if ((ray.zero_axes & m_flat_axes) != 0) return;
   castRayScan(ray, visit);
 }
 

@@ -59,6 +59,7 @@ struct ChunkRay {
   std::array<float, 3> inv_direction{};      ///< 1 / direction (a huge finite value for 0).
   std::array<std::int16_t, 3> segment_min{}, segment_max{};  ///< Grid bounds of the segment, grown by 2, clamped.
   int kz = 2;  ///< The direction's largest axis (Woop's z; x and y are the next two axes cyclically).
+  std::uint8_t zero_axes = 0;  ///< Bit a set when direction[a] is 0.
   float shear_x = 0, shear_y = 0, shear_z = 0;
   float max_t = 0;       ///< The segment's end in s. [Unit: grid]
   double t_per_s = 1;    ///< The caller's t per unit of s.
@@ -184,6 +185,7 @@ class Collider {
   terrain::ChunkCoord m_chunk{};
   std::uint32_t m_allocation_bytes = 0;
   std::uint16_t m_triangles = 0, m_vertices = 0, m_leaves = 0;
+  std::uint8_t m_flat_axes = 0;  // bit a set when every triangle lies in one plane across axis a (m_bounds)
 };
 
 }  // namespace vtp::physics
