@@ -85,6 +85,9 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   c->m_vertices = std::uint16_t(vertices);
   c->m_leaves = std::uint16_t(leaves);
   c->m_bounds = all;
+  c->m_sections[0] = std::uint32_t(6 * kLeafGroup * groups);
+  c->m_sections[1] = c->m_sections[0] + std::uint32_t(leaves + 1);
+  c->m_sections[2] = c->m_sections[1] + std::uint32_t(3 * vertices);
   for (int a = 0; a < 3; ++a) c->m_flat_axes = std::uint8_t(c->m_flat_axes | unsigned(all[a] == all[3 + a]) << a);
 
   // Leaf boxes, 8 per group as structure of arrays; the last group's unused lanes hold an empty box (min > max)

@@ -164,14 +164,16 @@ class Collider {
   // The sections of m_data, in this order (each 2-byte aligned; the boxes first, 16-byte aligned). The object is
   // kept small: it is part of every cached chunk's cost.
   const std::int16_t* boxes() const noexcept { return reinterpret_cast<const std::int16_t*>(m_data.get()); }
+  // Where the leaf starts, positions and corners begin, in 2-byte entries from m_data (m_sections, set by the builder
+  // from the counts): a query finds its sections with no arithmetic on the counts.
   const std::uint16_t* leafStart() const noexcept {
-    return reinterpret_cast<const std::uint16_t*>(boxes() + 6 * kLeafGroup * groupCount());
+    return reinterpret_cast<const std::uint16_t*>(m_data.get()) + m_sections[0];
   }
   const std::int16_t* positions() const noexcept {
-    return reinterpret_cast<const std::int16_t*>(leafStart() + m_leaves + 1);
+    return reinterpret_cast<const std::int16_t*>(m_data.get()) + m_sections[1];
   }
   const std::uint16_t* corner(int k) const noexcept {
-    return reinterpret_cast<const std::uint16_t*>(positions() + 3 * m_vertices) + k * m_triangles;
+    return reinterpret_cast<const std::uint16_t*>(m_data.get()) + m_sections[2] + std::size_t(k) * m_triangles;
   }
   // kCornerPadding zero entries follow the last corner array, so the SIMD kernels read 8 triangles' corners at any
   // start without clamping (lanes past a leaf's end read the next triangles' corners or vertex 0, and are masked).
@@ -186,6 +188,7 @@ class Collider {
   std::uint32_t m_allocation_bytes = 0;
   std::uint16_t m_triangles = 0, m_vertices = 0, m_leaves = 0;
   std::uint8_t m_flat_axes = 0;  // bit a set when every triangle lies in one plane across axis a (m_bounds)
+  std::array<std::uint32_t, 3> m_sections{};  // leaf starts, positions, corners: 2-byte entries from m_data
 };
 
 }  // namespace vtp::physics
