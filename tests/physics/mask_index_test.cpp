@@ -1138,7 +1138,24 @@ TEST_CASE("MaskIndex threads") {
   SUBCASE("two threads query while a third edits, and every finished edit is visible to them") {
     auto world = makeWorld(1.0);
     buildRandomWorld(*world, 61);
+    // A region no edit reaches (the edits' shapes stay within 27 voxels of the origin, the markers at y 40; the boxes
+    // below only see chunks from x and z 32 on): its answers must not change while the others do.
+    REQUIRE(world->fillBox({{33, -6, 33}, {47, 2, 47}}, kRockId).ok());
+    REQUIRE(world->clearSphere({40.0, 2.0, 40.0}, 4.5).ok());
     const auto index = makeIndex(*world);
+    std::vector<Aabb> still;
+    std::vector<std::vector<ChunkTouch>> still_expected;
+    {
+      std::mt19937_64 rng(72);
+      std::uniform_real_distribution<double> at(34.5, 44.0), y(-9.0, 5.0), size(0.5, 3.0);
+      for (int i = 0; i < 64; ++i) {
+        const double x = at(rng), yy = y(rng), z = at(rng), e = size(rng);
+        still.push_back({{x, yy, z}, {x + e, yy + e, z + e}});
+        still_expected.emplace_back();
+        REQUIRE(index->query(still.back(), still_expected.back()).ok());
+      }
+      CHECK(std::count_if(still_expected.begin(), still_expected.end(), [](const auto& v) { return !v.empty(); }) > 20);
+    }
     // The editor fills marker voxels on a line far from the random edits, one by one, publishing how many it did.
     constexpr int kMarkers = 120;
     auto marker = [](int i) { return VoxelCoord{-40 + i % 60, 40, -40 + 2 * (i / 60)}; };
@@ -1171,6 +1188,8 @@ TEST_CASE("MaskIndex threads") {
           const double x = std::uniform_real_distribution<double>(-30, 30)(rng);
           boxes.push_back({{x, x / 2, -x}, {x + 3, x / 2 + 3, -x + 3}});
         }
+        const std::size_t first_still = boxes.size();  // then boxes of the region no edit reaches
+        boxes.insert(boxes.end(), still.begin(), still.begin() + (batched ? 64 : 1));
         if (batched && !index->query(boxes, batch).ok()) failed = true;
         for (std::size_t b = 0; b < boxes.size(); ++b) {
           if (batched) {
@@ -1178,13 +1197,12 @@ TEST_CASE("MaskIndex threads") {
           } else if (!index->query(boxes[b], out).ok()) {
             failed = true;
           }
-          if (b == 0 && done > 0 &&
-              std::none_of(out.begin(), out.end(), [&](const ChunkTouch& t) { return t.chunk == chunkOf(m) && t.solid; })) {
-            failed = true;
-          }
+          const auto marked = [&](const ChunkTouch& t) { return t.chunk == chunkOf(m) && t.solid; };
+          if (b == 0 && done > 0 && std::none_of(out.begin(), out.end(), marked)) failed = true;
           for (std::size_t i = 1; i < out.size(); ++i) {
             if (!(out[i - 1].chunk < out[i].chunk)) failed = true;
           }
+          if (b >= first_still && !sameTouches(out, still_expected[b - first_still])) failed = true;
         }
         if (done == kMarkers) break;
       }
