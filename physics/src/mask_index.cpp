@@ -11,7 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
-#include <string>
 #include <thread>
 
 #include "affected_chunks.h"
@@ -552,7 +551,7 @@ Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
     // Box `done` is invalid or larger, or there is no grid: query() alone.
     if (Status s = query(boxes[done], one); !s) {
       out.m_ends.clear();
-      return Error{s.error().code, s.error().message + " (box " + std::to_string(done) + " of the batch)", {}};
+      return inBatch(s.error(), done);
     }
     if (out.m_touches.size() < used + one.size()) out.m_touches.resize(std::max(used + one.size(), 2 * used));
     std::copy(one.begin(), one.end(), out.m_touches.begin() + std::ptrdiff_t(used));

@@ -1,7 +1,6 @@
 #include "vtp/physics/pair_tracker.h"
 
 #include <algorithm>
-#include <string>
 
 #include "query_range.h"
 
@@ -75,11 +74,9 @@ Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes
   changes.clear();
   // Every box checked first, so an invalid one changes nothing.
   for (std::size_t i = 0; i < bodies.size(); ++i) {
-    VoxelSpan span;
-    if (!voxelSpan(bodies[i].box, m_index.voxelSize(), m_index.m_voxel_reciprocal, span)) {
-      const Error e = rangeErrorOf(bodies[i].box, m_index.voxelSize(), "PairTracker::update");
-      return Error{e.code, e.message + " (box " + std::to_string(i) + " of the batch)", {}};
-    }
+    const Result<QueryRange> range =
+        queryRange(bodies[i].box, m_index.voxelSize(), m_index.m_voxel_reciprocal, "PairTracker::update");
+    if (!range) return inBatch(range.error(), i);
   }
   std::lock_guard lock(m_mutex);
   // Each id's last entry, in the order of those entries: sorted by (id, position), the last of each id kept.

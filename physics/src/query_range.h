@@ -116,6 +116,11 @@ inline Error rangeErrorOf(const Aabb& box, double voxel_size, const char* who) {
   return Error{ErrorCode::kOutOfRange, std::string(who) + ": box must lie within 2^16 voxels of the origin", {}};
 }
 
+/// `error` for box `position` of a batch: the same code, the message naming the box.
+inline Error inBatch(const Error& error, std::size_t position) {
+  return Error{error.code, error.message + " (box " + std::to_string(position) + " of the batch)", {}};
+}
+
 /// The range of a query box, or rangeErrorOf's error.
 inline Result<QueryRange> queryRange(const Aabb& box, double voxel_size, double reciprocal, const char* who) {
   VoxelSpan s;

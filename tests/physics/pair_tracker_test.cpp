@@ -69,14 +69,20 @@ Aabb randomBox(std::mt19937_64& rng, double voxel_size) {
           {(cx + s / 2) * voxel_size, (cy + s / 2) * voxel_size, (cz + s / 2) * voxel_size}};
 }
 
+// Random terrain with a pool of water at the origin, for bodies to move through; `rng` continues from its edits.
+std::unique_ptr<World> terrainWithWater(std::mt19937_64& rng) {
+  auto world = vtp::test::makeWorld();
+  vtp::test::randomEdits(*world, {{-32, -16, -32}, {32, 16, 32}}, 60, rng);
+  REQUIRE(world->fillBox({{-10, -3, -10}, {10, 0, 10}}, kWaterMaterial).ok());
+  return world;
+}
+
 }  // namespace
 
 TEST_CASE("PairTracker") {
   SUBCASE("a body's reported changes are exactly the difference between its old and new pairs under random motion") {
-    auto world = vtp::test::makeWorld();
     std::mt19937_64 rng(404);
-    vtp::test::randomEdits(*world, {{-32, -16, -32}, {32, 16, 32}}, 60, rng);
-    REQUIRE(world->fillBox({{-10, -3, -10}, {10, 0, 10}}, kWaterMaterial).ok());
+    auto world = terrainWithWater(rng);
     auto index = MaskIndex::create(*world);
     REQUIRE(index.ok());
     PairTracker tracker(**index);
@@ -98,10 +104,8 @@ TEST_CASE("PairTracker") {
   }
 
   SUBCASE("a batched update reports each body's net change, as the same updates one by one leave it") {
-    auto world = vtp::test::makeWorld();
     std::mt19937_64 rng(405);
-    vtp::test::randomEdits(*world, {{-32, -16, -32}, {32, 16, 32}}, 60, rng);
-    REQUIRE(world->fillBox({{-10, -3, -10}, {10, 0, 10}}, kWaterMaterial).ok());
+    auto world = terrainWithWater(rng);
     auto index = MaskIndex::create(*world);
     REQUIRE(index.ok());
     PairTracker one_by_one(**index), batched(**index);

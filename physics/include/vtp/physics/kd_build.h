@@ -55,9 +55,9 @@ class KdScratch {
   ~KdScratch();
   KdScratch(const KdScratch&) = delete;
   KdScratch& operator=(const KdScratch&) = delete;
-  struct Arrays;
 
  private:
+  struct Arrays;  // kd_build.cpp's work arrays
   friend void buildKd(std::span<const TriangleBounds>, KdBuildOptions, KdBuild&, KdScratch&);
   std::unique_ptr<Arrays> m_arrays;
 };
