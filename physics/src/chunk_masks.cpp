@@ -6,12 +6,16 @@
 //      skips its dilation;
 //   3. dilation along x and y on the whole string: s | s << 1 | s >> 1, then the same by 10 bits (one row). Bits that
 //      wrap into the next row or slice land in the apron (x = 0 or 9, y = 0 or 9), which step 4 discards;
-//   4. per z slice, PEXT of the 8x8 interior (rows 1-8, x 1-8) into one word (bit x + 8 y); z dilation ORs three
-//      slices; an 8x8 byte transpose turns the z-major words into one word per y slice (bit x + 8 z).
+//   4. per z slice, PEXT of the 8x8 interior (rows 1-8, x 1-8) into one word (bit x + 8 y), straight from the two or
+//      three words that hold it, with constant masks; z dilation ORs three slices; an 8x8 byte transpose turns the
+//      z-major words into one word per y slice (bit x + 8 z).
 // Technique after ../shared/research/masks-feasibility.md ("bit string" variant); the code is ours.
 #include "vtp/physics/chunk_masks.h"
 
 #include <immintrin.h>
+
+#include <bit>
+#include <utility>
 
 namespace vtp::physics {
 
@@ -54,6 +58,7 @@ inline std::uint64_t bits32(const Voxel* p, Seen clamped) {
 template <Clamp kClamp, typename Seen>
 void classify(const Voxel* box, BitString& s, Seen clamped) {
   alignas(32) std::uint64_t words[kWords];
+#pragma GCC unroll 5  // 3 loop steps: the loop's own instructions were a sixth of its body
   for (int w = 0; w < kWords - 1; ++w) {
     words[w] = bits32<kClamp>(box + 64 * w, clamped) | bits32<kClamp>(box + 64 * w + 32, clamped) << 32;
   }
@@ -82,35 +87,52 @@ void dilateAlong(BitString& s) {
   for (int i = 0; i < 4; ++i) s[i] = out[i];
 }
 
-// Step 4's extraction: slice z's rows 1-8, x 1-8 as bit x + 8 y. Row 1 starts at bit 100 z + 10; the 80 bits of rows
-// 1-8 are read as a low word (rows 1-6 and x 0-3 of row 7) and 16 high bits.
-inline std::uint64_t interior(const std::uint64_t* s, int z) {
-  constexpr std::uint64_t kRow = 0x1FE;  // x 1-8 of a 10-bit row
-  constexpr std::uint64_t kLow = kRow | kRow << 10 | kRow << 20 | kRow << 30 | kRow << 40 | kRow << 50 | 0xEull << 60;
-  constexpr std::uint64_t kHigh = 0x1F | kRow << 6;  // x 4-8 of row 7, then row 8
-  constexpr int kLowBits = 51;                       // popcount(kLow)
-  const int start = 100 * z + 10, k = start / 64, sh = start % 64;
-  const std::uint64_t lo = sh == 0 ? s[k] : s[k] >> sh | s[k + 1] << (64 - sh);
-  const std::uint64_t hi = sh == 0 ? s[k + 1] : s[k + 1] >> sh | (sh > 48 ? s[k + 2] << (64 - sh) : 0);
-  return _pext_u64(lo, kLow) | _pext_u64(hi, kHigh) << kLowBits;
+// Step 4's extraction. Slice z's rows 1-8, x 1-8 (string bits 100 z + 10 y + x) lie in two or three consecutive
+// words; PEXT takes each word's share with that word's part of the slice's mask, and the shares are joined at the bit
+// counts of the parts before them, giving bit x - 1 + 8 (y - 1). Masks, words and counts are constants per slice.
+struct SliceParts {
+  int first[10] = {};              // the first word holding slice z's interior
+  std::uint64_t mask[10][3] = {};  // the interior's bits in words first .. first + 2
+  int at[10][3] = {};              // where each word's share starts in the result
+  constexpr SliceParts() {
+    for (int z = 0; z < 10; ++z) {
+      first[z] = (100 * z + 11) / 64;
+      int count = 0;
+      for (int i = 0; i < 3; ++i) {
+        at[z][i] = count;
+        for (int y = 1; y <= 8; ++y)
+          for (int x = 1; x <= 8; ++x) {
+            const int bit = 100 * z + 10 * y + x;
+            if (bit / 64 == first[z] + i) mask[z][i] |= std::uint64_t(1) << (bit % 64);
+          }
+        count += std::popcount(mask[z][i]);
+      }
+    }
+  }
+};
+constexpr SliceParts kSliceParts;
+
+template <int z>
+inline std::uint64_t interior(const std::uint64_t* s) {
+  constexpr int k = kSliceParts.first[z];
+  constexpr std::uint64_t m0 = kSliceParts.mask[z][0], m1 = kSliceParts.mask[z][1], m2 = kSliceParts.mask[z][2];
+  std::uint64_t r = _pext_u64(s[k], m0) | _pext_u64(s[k + 1], m1) << kSliceParts.at[z][1];
+  if constexpr (m2 != 0) r |= _pext_u64(s[k + 2], m2) << kSliceParts.at[z][2];
+  return r;
+}
+template <int... z>
+inline void interiors(const std::uint64_t* s, std::uint64_t* slice, std::integer_sequence<int, z...>) {
+  ((slice[z] = interior<z>(s)), ...);
 }
 
 // Steps 3-4 for one string.
 void dilate(BitString& s, SliceMask& out) {
   dilateAlong<1>(s);
   dilateAlong<10>(s);
-  std::uint64_t words[kWords];
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
-    const __m128i lo = _mm256_castsi256_si128(s[i]), hi = _mm256_extracti128_si256(s[i], 1);
-    words[4 * i] = std::uint64_t(_mm_cvtsi128_si64(lo));
-    words[4 * i + 1] = std::uint64_t(_mm_extract_epi64(lo, 1));
-    words[4 * i + 2] = std::uint64_t(_mm_cvtsi128_si64(hi));
-    words[4 * i + 3] = std::uint64_t(_mm_extract_epi64(hi, 1));
-  }
+  alignas(32) std::uint64_t words[kWords];
+  for (int i = 0; i < 4; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(words + 4 * i), s[i]);
   std::uint64_t slice[10];
-#pragma GCC unroll 10
-  for (int z = 0; z < 10; ++z) slice[z] = interior(words, z);
+  interiors(words, slice, std::make_integer_sequence<int, 10>{});
   // Z dilation, then zdil[z] (byte y of chunk slice z) transposed into out[y] (byte z).
   __m128i a[4];
 #pragma GCC unroll 4
@@ -143,8 +165,10 @@ bool allSet(const BitString& s) {
 }  // namespace
 
 Result<ChunkMasks> buildChunkMasks(std::span<const Voxel> box) {
+  Result<ChunkMasks> result = ChunkMasks{};  // every path returns it, so the masks are written in place (NRVO)
   if (box.size() != std::size_t(kMaskBoxVolume)) {
-    return Error{ErrorCode::kInvalidArgument, "buildChunkMasks: the box must hold 10^3 voxels", {}};
+    result = Error{ErrorCode::kInvalidArgument, "buildChunkMasks: the box must hold 10^3 voxels", {}};
+    return result;
   }
   // The solid pass ORs its clamped vectors: bit 0 of a material byte is then set only by material 1, so without it
   // the water string is all zero and its pass is skipped.
@@ -154,7 +178,6 @@ Result<ChunkMasks> buildChunkMasks(std::span<const Voxel> box) {
   BitString water;
   const bool water_pass = !_mm256_testz_si256(seen, _mm256_set1_epi16(1));
   if (water_pass) classify<kWater>(box.data(), water, [](__m256i) {});
-  Result<ChunkMasks> result = ChunkMasks{};  // named, so the masks are written in place
   ChunkMasks& masks = *result;
   const bool any_solid = !allClear(solid), any_water = water_pass && !allClear(water);
   if (!any_solid && !any_water) return result;  // kEmpty
