@@ -54,7 +54,9 @@ inline std::uint64_t bits32(const Voxel* p, Seen clamped) {
 
 // Step 1 over the whole box; the last word takes voxels 960-991 and the top 8 bits of 968-999 (byte 3 of bits32,
 // which packs leaves in place). The words go through memory once (built in registers four at a time, the compiler
-// spills the vectors instead); one byte shuffle per four words then swaps bytes 1, 2 and 5, 6 into voxel order.
+// spills the vectors instead); one byte shuffle per four words then swaps bytes 1, 2 and 5, 6 into voxel order. The
+// four words are gathered word by word, not with one 32-byte load: such a load of words just stored waits until the
+// stores reach the cache (a store forwards only to loads it covers), which cost 5% of the build.
 template <Clamp kClamp, typename Seen>
 void classify(const Voxel* box, BitString& s, Seen clamped) {
   alignas(32) std::uint64_t words[kWords];
@@ -66,7 +68,9 @@ void classify(const Voxel* box, BitString& s, Seen clamped) {
   const __m256i order = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15,  //
                                          0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15);
   for (int i = 0; i < 4; ++i) {
-    s[i] = _mm256_shuffle_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(words + 4 * i)), order);
+    const __m256i four = _mm256_set_epi64x(std::int64_t(words[4 * i + 3]), std::int64_t(words[4 * i + 2]),
+                                           std::int64_t(words[4 * i + 1]), std::int64_t(words[4 * i]));
+    s[i] = _mm256_shuffle_epi8(four, order);
   }
 }
 
