@@ -1,13 +1,14 @@
 #pragma once
-// The mask index's dense lookup: one 32-bit cell per chunk over a box of chunk coordinates that contains every entry,
-// so a query finds a chunk's entry with one load instead of a hash probe (../shared/research/masks-feasibility.md: 7.9
-// ns per visited chunk with a dense index against 14.5 with a hash map). Chunks outside the box have no entry. A cell
-// is the entry's tag plus, shifted left by 2, the mask slot a query reads (MaskStore::querySlot; cell 0: no entry,
-// sentinel slot 0). The index builds a grid only while its box stays small (kMaxCells, and at most kCellsPerEntry per
-// entry: a sparse world spread over a huge range keeps only the hash table) and replaces it by a larger one when an
-// entry falls outside; a replaced grid is kept until the index dies, because lock-free readers may still be walking it
-// (the index's sequence number sends them back).
-// Cells are written with release stores and read with acquire loads: a reader that sees a slot sees its segment.
+// The mask index's dense lookup: one cell per chunk over a box of chunk coordinates that contains every entry, so a
+// query finds a chunk's entry with one load instead of a hash probe (../shared/research/masks-feasibility.md: 7.9 ns
+// per visited chunk with a dense index against 14.5 with a hash map). Chunks outside the box have no entry. A cell is
+// the address of the masks a query reads (MaskStore::querySlot's slot: 64-byte aligned) plus the entry's tag in its
+// low bits, so a visit reaches the masks without the store's directory; a chunk without an entry holds the no-masks
+// sentinel with tag kEmpty. The index builds a grid only while its box stays small (kMaxCells, and at most
+// kCellsPerEntry per entry: a sparse world spread over a huge range keeps only the hash table) and replaces it by a
+// larger one when an entry falls outside; a replaced grid is kept until the index dies, because lock-free readers may
+// still be walking it (the index's sequence number sends them back).
+// Cells are written with release stores and read with acquire loads: a reader that sees a cell sees its segment.
 
 #include <immintrin.h>
 
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "mask_store.h"
 #include "vtp/physics/chunk_masks.h"
 #include "vtp/terrain/coords.h"
 
@@ -24,14 +26,17 @@ namespace vtp::physics {
 
 class ChunkGrid {
  public:
-  static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 16 MB of cells
+  static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 32 MB of cells
   static constexpr std::int64_t kCellsPerEntry = 64;
 
-  /// A grid covering [lo, hi], all cells empty; nullptr when that is too many cells for `entries`. With `room`, each
-  /// side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its grid a
-  /// logarithmic number of times; without, the grid is tight (a loaded world's, which edits rarely grow).
+  using Cell = std::uintptr_t;  // the masks' address | tag
+  static_assert(alignof(MaskStore::Masks) >= 4, "a cell keeps the tag in the masks' address's low 2 bits");
+
+  /// A grid covering [lo, hi], every cell `empty` (no entry); nullptr when that is too many cells for `entries`.
+  /// With `room`, each side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its
+  /// grid a logarithmic number of times; without, the grid is tight (a loaded world's, which edits rarely grow).
   static std::unique_ptr<ChunkGrid> make(terrain::ChunkCoord lo, terrain::ChunkCoord hi, std::size_t entries,
-                                         bool room) {
+                                         bool room, Cell empty) {
     const std::int64_t l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
     std::int64_t first[3], n[3];
     for (int a = 0; a < 3; ++a) {
@@ -48,7 +53,9 @@ class ChunkGrid {
     g->m_hi = {g->m_lo.x + g->m_n[0] - 1, g->m_lo.y + g->m_n[1] - 1, g->m_lo.z + g->m_n[2] - 1};
     g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
     g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
-    g->m_cells = std::make_unique<std::uint32_t[]>(std::size_t(cells));
+    g->m_lanes[2] = _mm_setr_epi32(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
+    g->m_cells = std::make_unique<Cell[]>(std::size_t(cells));
+    std::fill_n(g->m_cells.get(), cells, empty);
     for (int d = 0; d < 8; ++d) {
       const int dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
       g->m_block_steps[d] = _mm_setr_epi32(dx, dy, dz, std::int32_t(dx + n[0] * (dy + n[1] * dz)));
@@ -56,9 +63,11 @@ class ChunkGrid {
     return g;
   }
 
-  static std::uint32_t cell(MaskTag tag, std::uint32_t slot) { return std::uint32_t(tag) | slot << 2; }
-  static MaskTag tagOf(std::uint32_t cell) { return MaskTag(cell & 3); }
-  static std::uint32_t slotOf(std::uint32_t cell) { return cell >> 2; }
+  static Cell cell(MaskTag tag, const MaskStore::Masks& masks) { return reinterpret_cast<Cell>(&masks) | Cell(tag); }
+  static MaskTag tagOf(Cell cell) { return MaskTag(cell & 3); }
+  static const MaskStore::Masks& masksOf(Cell cell) {
+    return *reinterpret_cast<const MaskStore::Masks*>(cell & ~Cell(3));
+  }
 
   bool contains(terrain::ChunkCoord c) const {
     return std::uint32_t(c.x - m_lo.x) < std::uint32_t(m_n[0]) && std::uint32_t(c.y - m_lo.y) < std::uint32_t(m_n[1]) &&
@@ -70,6 +79,12 @@ class ChunkGrid {
   /// The same as SIMD lanes (x, y, z, z), for the query's fast path.
   __m128i loLanes() const { return m_lanes[0]; }
   __m128i hiLanes() const { return m_lanes[1]; }
+  /// indexOf for a covered chunk in lanes (x, y, z, any), in every lane of the result.
+  __m128i indexLanes(__m128i c) const {
+    const __m128i terms = _mm_mullo_epi32(_mm_sub_epi32(c, m_lanes[0]), m_lanes[2]);
+    const __m128i pairs = _mm_add_epi32(terms, _mm_shuffle_epi32(terms, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_add_epi32(pairs, _mm_shuffle_epi32(pairs, _MM_SHUFFLE(1, 0, 3, 2)));
+  }
   std::size_t cellCount() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]) * std::size_t(m_n[2]); }
 
   /// Index of chunk c's cell (c must be covered); x fastest, then y, then z.
@@ -84,24 +99,26 @@ class ChunkGrid {
   /// Chunk d of a 2x2x2 block relative to its first (the mask query's small walk): (d & 1, d >> 1 & 1, d >> 2) and,
   /// in lane 3, the cell index offset.
   const __m128i* blockSteps() const { return m_block_steps; }
+  /// The same two at a time: (steps d, d + 1) in pair d / 2.
+  const __m256i* blockStepPairs() const { return reinterpret_cast<const __m256i*>(m_block_steps); }
 
-  std::uint32_t load(std::size_t i) const { return loadAt(m_cells.get(), i); }
+  Cell load(std::size_t i) const { return loadAt(m_cells.get(), i); }
   /// The cells, for a reader that loads many (loadAt).
-  const std::uint32_t* cells() const { return m_cells.get(); }
-  static std::uint32_t loadAt(const std::uint32_t* cells, std::size_t i) {
-    return std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(cells[i])).load(std::memory_order_acquire);
+  const Cell* cells() const { return m_cells.get(); }
+  static Cell loadAt(const Cell* cells, std::size_t i) {
+    return std::atomic_ref<Cell>(const_cast<Cell&>(cells[i])).load(std::memory_order_acquire);
   }
-  void store(terrain::ChunkCoord c, std::uint32_t value) {
-    std::atomic_ref<std::uint32_t>(m_cells[indexOf(c)]).store(value, std::memory_order_release);
+  void store(terrain::ChunkCoord c, Cell value) {
+    std::atomic_ref<Cell>(m_cells[indexOf(c)]).store(value, std::memory_order_release);
   }
 
  private:
   ChunkGrid() = default;
-  __m128i m_lanes[2];
-  __m128i m_block_steps[8];
+  __m128i m_lanes[3];  // lo, hi, index strides
+  alignas(32) __m128i m_block_steps[8];
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
-  std::unique_ptr<std::uint32_t[]> m_cells;
+  std::unique_ptr<Cell[]> m_cells;
 };
 
 }  // namespace vtp::physics

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <climits>
+#include <cstring>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -71,7 +72,9 @@ inline void seqlockReadFence() { std::atomic_thread_fence(std::memory_order_acqu
 #endif
 
 // Slices lo..hi's lanes, as the slice test reads them.
-inline const __m256i* sliceLanes(int lo, int hi) { return reinterpret_cast<const __m256i*>(kSliceLanes.words[lo][hi]); }
+inline const __m256i* sliceLanes(unsigned lo, unsigned hi) {
+  return reinterpret_cast<const __m256i*>(kSliceLanes.words[lo][hi]);
+}
 
 // A chunk's answer as the last word of its ChunkTouch (solid, water and tag bytes) plus, in the top byte, whether it
 // touches at all; by the sentinel test's 4 lane bits (touchWord) and the tag.
@@ -103,12 +106,12 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const M
   return kTouchWords.of[zero | unsigned(tag) << 4];
 }
 
-// One chunk of a query, by touchWord. `slot` is the mask slot a query reads (MaskStore::querySlot: FULL and absent
-// entries read sentinels), so there is no branch on the tag. Returns whether it touches.
-VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, std::uint32_t slot,
-                                                            const MaskStore& store, std::uint64_t footprint, int y_lo,
-                                                            int y_hi, ChunkTouch* t) {
-  const std::uint32_t word = touchWord(store.at(slot), sliceLanes(y_lo, y_hi), footprint, tag);
+// One chunk of a query, by touchWord; `masks` and `tag` are its cell's (FULL and absent entries read sentinels), so
+// there is no branch on the tag. Returns whether it touches.
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, const MaskStore::Masks& masks,
+                                                            std::uint64_t footprint, int y_lo, int y_hi,
+                                                            ChunkTouch* t) {
+  const std::uint32_t word = touchWord(masks, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, tag);
   std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
   return (word >> 24) != 0;
 }
@@ -123,79 +126,118 @@ inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { re
 
 // A body-sized range (at most two chunks per axis) on the grid: its chunks are a block of at most 2x2x2, chunk d of
 // the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at grid.blockSteps()[d] from the first. Clipped to
-// the grid the block starts at a chunk whose coordinates and cell index `first` holds; bit i of `axes` is set when
-// axis i still spans two chunks, and PDEP spreads a counter over those bits, so a walk visits exactly the range's
-// chunks in (z, y, x) order. What a visit needs that depends on d alone (footprint, slice lanes) is taken here, in SIMD
-// lanes, so visits do no per-axis arithmetic.
-struct alignas(128) Block {
-  __m128i first;                           // (x, y, z, cell index) of the block's first chunk
-  const __m256i* lanes[2];                 // the slice lanes of the first and second chunk along y
-  unsigned axes;                           // axes spanning two chunks
-  unsigned count;                          // chunks in the block: 1 << popcount(axes), 0 when off the grid
-  alignas(64) std::uint64_t footprint[8];  // the XZ footprint of chunk d
+// the grid the block starts at a chunk whose coordinates and cell index `first` holds; bit i of its axes pattern is
+// set when axis i still spans two chunks, and the visits are the pattern's subsets in increasing order, which is
+// (z, y, x) order. Everything a visit reads is written per visit number v = 8 box + d, in SIMD lanes, so a visit does
+// no per-axis arithmetic and decodes nothing: its coordinates and cell index, XZ footprint and slice lanes.
+template <std::size_t kBoxes>
+struct VisitTable {
+  alignas(32) __m128i at[8 * kBoxes];               // (x, y, z, cell index) of chunk d
+  alignas(32) std::uint64_t footprint[8 * kBoxes];  // its XZ footprint
+  alignas(32) const __m256i* lanes[8 * kBoxes];     // its slice lanes
 };
-// 128 bytes, so a batched walk names a visit by its block's byte offset and d in one number (walkSmallBoxes).
-static_assert(sizeof(Block) == 128);
-constexpr unsigned kBlockShift = 7, kVisitShift = 4;  // a visit: box << kBlockShift | d << kVisitShift
 
-// The block of a body-sized range [clo, chi] of `span`.
-[[gnu::always_inline]] inline void makeBlock(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo, __m128i chi,
-                                             Block& out) {
+// Per axes pattern, the block's chunks in visiting order and how many; pattern kNoVisits: none (off the grid, or no
+// voxel centre inside).
+constexpr unsigned kNoVisits = 8;
+struct VisitOrders {
+  alignas(16) std::uint16_t of[9][8] = {};
+  std::uint32_t count[9] = {};
+  constexpr VisitOrders() {
+    for (unsigned axes = 0; axes < 8; ++axes) {
+      for (unsigned d = 0; d < 8; ++d) {
+        if ((d & ~axes) == 0) of[axes][count[axes]++] = std::uint16_t(d);
+      }
+    }
+  }
+};
+constexpr VisitOrders kVisitOrders;
+
+// The visits of box `box`, a body-sized range [clo, chi] of `span`, into `t`. Returns its axes pattern.
+template <std::size_t kBoxes>
+[[gnu::always_inline]] inline unsigned listVisits(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo,
+                                                  __m128i chi, VisitTable<kBoxes>& t, std::size_t box) {
   const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
   const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
   const __m128i n = _mm_sub_epi32(b, a);
-  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) {  // outside the grid on some axis: no entries
-    out.axes = out.count = 0;
-    return;
-  }
-  out.axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
-  out.count = 1u << std::popcount(out.axes);
+  if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return kNoVisits;  // outside the grid on some axis: no entries
+  const unsigned axes = unsigned(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(n, one)))) & 7;
   // The first chunk along an axis holds voxels first & 7 (0 if the grid clipped the range) to last & 7 (7 unless it is
   // the range's last chunk); a second chunk starts at 0. Lanes (x, y, z, z).
   const __m128i last7 = _mm_and_si128(span.last, seven);
   const __m128i lo0 = _mm_and_si128(_mm_cmpeq_epi32(a, clo), _mm_and_si128(span.first, seven));
   const __m128i hi0 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(a, chi));
   const __m128i hi1 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(_mm_add_epi32(a, one), chi));
-  // Footprints: x's of the first and second chunk in alternate lanes, ANDed with z's of the first (d < 4) or second.
-  const __m256i fx = _mm256_setr_epi64x(
-      std::int64_t(kFootprints.x[_mm_cvtsi128_si32(lo0)][_mm_cvtsi128_si32(hi0)]),
-      std::int64_t(kFootprints.x[0][_mm_cvtsi128_si32(hi1)]), 0, 0);
-  const __m256i fx2 = _mm256_permute4x64_epi64(fx, 0x44);
-  const std::uint64_t fz0 = kFootprints.z[_mm_extract_epi32(lo0, 2)][_mm_extract_epi32(hi0, 2)];
-  const std::uint64_t fz1 = kFootprints.z[0][_mm_extract_epi32(hi1, 2)];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(out.footprint),
-                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz0))));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(out.footprint + 4),
-                     _mm256_and_si256(fx2, _mm256_set1_epi64x(std::int64_t(fz1))));
-  out.lanes[0] = sliceLanes(_mm_extract_epi32(lo0, 1), _mm_extract_epi32(hi0, 1));
-  out.lanes[1] = sliceLanes(0, _mm_extract_epi32(hi1, 1));
-  const auto base =
-      std::int32_t(grid.indexOf({_mm_cvtsi128_si32(a), _mm_extract_epi32(a, 1), _mm_extract_epi32(a, 2)}));
-  out.first = _mm_insert_epi32(a, base, 3);
+  // Footprints: bits lo..hi of a byte are (0xFF << lo) & (0xFF >> (7 - hi)), per lane, for the first chunk along each
+  // axis (m0) and the second (m1). x's bits repeat in every row byte; z's bit k becomes row byte k.
+  const __m128i ff = _mm_set1_epi32(0xFF);
+  const __m128i m0 = _mm_and_si128(_mm_sllv_epi32(ff, lo0), _mm_srlv_epi32(ff, _mm_sub_epi32(seven, hi0)));
+  const __m128i m1 = _mm_srlv_epi32(ff, _mm_sub_epi32(seven, hi1));
+  const __m128i spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
+  const __m128i x = _mm_shuffle_epi8(_mm_unpacklo_epi32(m0, m1), spread);  // x bits of chunk 0, 1 in every byte
+  const __m128i bit = _mm_set1_epi64x(0x8040201008040201);
+  const __m128i z_bits = _mm_and_si128(_mm_shuffle_epi8(_mm_unpackhi_epi32(m0, m1), spread), bit);
+  const __m256i z = _mm256_castsi128_si256(_mm_cmpeq_epi8(z_bits, bit));  // rows of chunk 0, 1
+  const __m256i xx = _mm256_broadcastsi128_si256(x);                      // d & 1 picks the x chunk
+  auto* footprint = reinterpret_cast<__m256i*>(t.footprint + 8 * box);
+  _mm256_store_si256(footprint, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, 0x00)));
+  _mm256_store_si256(footprint + 1, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, 0x55)));
+  // Slice lanes: the first chunk's along y for d & 2 == 0, the second's else.
+  const auto y_lo0 = unsigned(_mm_extract_epi32(lo0, 1)), y_hi0 = unsigned(_mm_extract_epi32(hi0, 1));
+  const auto lanes0 = std::int64_t(sliceLanes(y_lo0, y_hi0));
+  const auto lanes1 = std::int64_t(sliceLanes(0, unsigned(_mm_extract_epi32(hi1, 1))));
+  const __m256i lanes = _mm256_setr_epi64x(lanes0, lanes0, lanes1, lanes1);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box), lanes);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box + 4), lanes);
+  // Coordinates and cell index: the first chunk's plus each d's step, two d at a time.
+  const __m256i first = _mm256_broadcastsi128_si256(_mm_blend_epi32(a, grid.indexLanes(a), 0x8));
+  const __m256i* steps = grid.blockStepPairs();
+  for (int k = 0; k < 4; ++k) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t.at + 8 * box + 2 * k), _mm256_add_epi32(first, steps[k]));
+  }
+  return axes;
 }
 
-// Chunk d of `block`, tested and written to `*touched` as one 16-byte store (coordinates, then the solid, water and tag
+// Visit v's cell index (lane 3 of its coordinates, loaded on its own).
+template <std::size_t kBoxes>
+inline std::uint32_t cellIndex(const VisitTable<kBoxes>& t, unsigned v) {
+  std::uint32_t index;
+  std::memcpy(&index, reinterpret_cast<const char*>(&t.at[v]) + 12, sizeof index);
+  return index;
+}
+
+// Asks for visit v's masks (two cache lines) ahead of its visit: a world's masks outgrow the caches, and a batched
+// walk knows its visits in advance. Prefetching 16 visits ahead took 15% off the batched query.
+template <std::size_t kBoxes>
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline void prefetchVisit(const ChunkGrid::Cell* cells,
+                                                                    const VisitTable<kBoxes>& t, unsigned v) {
+  const auto* masks = reinterpret_cast<const char*>(&ChunkGrid::masksOf(ChunkGrid::loadAt(cells, cellIndex(t, v))));
+  _mm_prefetch(masks, _MM_HINT_T0);
+  _mm_prefetch(masks + 64, _MM_HINT_T0);
+}
+
+// Visit v of `t`, tested and written to `*touched` as one 16-byte store (coordinates, then the solid, water and tag
 // bytes; the padding byte gets the touch word's top byte) whether or not it touches. Returns whether it does.
-VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitBlock(const std::uint32_t* cells, const MaskStore& store,
-                                                                     const __m128i* steps, const Block& block,
-                                                                     unsigned d, ChunkTouch* touched) {
-  const __m128i at = _mm_add_epi32(block.first, steps[d]);
-  const std::uint32_t cell = ChunkGrid::loadAt(cells, std::uint32_t(_mm_extract_epi32(at, 3)));
-  const std::uint32_t word =
-      touchWord(store.at(ChunkGrid::slotOf(cell)), block.lanes[d >> 1 & 1], block.footprint[d], ChunkGrid::tagOf(cell));
+template <std::size_t kBoxes>
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitChunk(const ChunkGrid::Cell* cells,
+                                                                     const VisitTable<kBoxes>& t, unsigned v,
+                                                                     ChunkTouch* touched) {
+  const __m128i at = t.at[v];
+  const ChunkGrid::Cell cell = ChunkGrid::loadAt(cells, cellIndex(t, v));
+  const std::uint32_t word = touchWord(ChunkGrid::masksOf(cell), t.lanes[v], t.footprint[v], ChunkGrid::tagOf(cell));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(touched), _mm_insert_epi32(at, std::int32_t(word), 3));
   return word >> 24;
 }
 
 // The small walk: the chunks of a body-sized range [clo, chi] of `span` that it touches, into `touched` (room for 8).
 // Returns how many.
-VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const MaskStore& store, const VoxelSpan& span,
-                                         __m128i clo, __m128i chi, ChunkTouch* touched) {
-  Block block;
-  makeBlock(grid, span, clo, chi, block);
+VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo, __m128i chi,
+                                         ChunkTouch* touched) {
+  VisitTable<1> t;
+  const unsigned pattern = listVisits(grid, span, clo, chi, t, 0);
   std::size_t written = 0;
-  for (unsigned k = 0; k < block.count; ++k) {
-    written += visitBlock(grid.cells(), store, grid.blockSteps(), block, _pdep_u32(k, block.axes), touched + written);
+  for (unsigned k = 0; k < kVisitOrders.count[pattern]; ++k) {
+    written += visitChunk(grid.cells(), t, kVisitOrders.of[pattern][k], touched + written);
   }
   return written;
 }
@@ -207,83 +249,64 @@ inline bool smallRange(__m128i clo, __m128i chi) {
 
 // Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
 constexpr std::size_t kSectionBoxes = 64;
-static_assert(((kSectionBoxes - 1) << kBlockShift | 7u << kVisitShift) <= 0xFFFF, "visits are 16-bit");
-
-// Per axes pattern, the block's chunks in visiting order (PDEP of 0, 1, ... over the pattern), as 16-bit lanes.
-struct VisitOrders {
-  alignas(16) std::uint16_t of[8][8] = {};
-  constexpr VisitOrders() {
-    for (unsigned axes = 0; axes < 8; ++axes) {
-      unsigned k = 0;
-      for (unsigned d = 0; d < 8; ++d) {
-        if ((d & ~axes) == 0) of[axes][k++] = std::uint16_t(d);
-      }
-    }
-  }
-};
-constexpr VisitOrders kVisitOrders;
+static_assert(8 * kSectionBoxes <= 0xFFFF, "visit numbers and counts are 16-bit");
 
 // The small walk over `boxes` from the first, while each is valid and body-sized (at most kSectionBoxes): box i's
 // touches into `out` from `used` on (room for 8 per box), and ends[i] where they end. Returns how many boxes
 // it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
-// Two passes, so that no branch depends on how many chunks a box visits: the first makes each box's block and lists
-// its visits (box << kBlockShift | d << kVisitShift: the block's byte offset and, in the bits below, d; 8 written, as
-// many kept); the second makes every visit of the section in one loop.
-VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, const MaskStore& store,
-                                              std::span<const Aabb> boxes, double voxel_size, double reciprocal,
-                                              ChunkTouch* out, std::size_t used, std::size_t* ends) {
-  Block blocks[kSectionBoxes];
+// Two passes, so that no branch depends on how many chunks a box visits: the first lists each box's visits (8
+// written, as many kept); the second makes every visit of the section in one loop, prefetching ahead.
+VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
+                                              double reciprocal, ChunkTouch* out, std::size_t used,
+                                              std::size_t* ends) {
+  VisitTable<kSectionBoxes> table;
   alignas(16) std::uint16_t visits[kSectionBoxes * 8 + 8];
-  std::uint32_t visits_end[kSectionBoxes];  // visits listed up to and including box i
+  std::uint16_t visits_end[kSectionBoxes];  // visits listed up to and including box i
   std::size_t listed = 0, i = 0;
   for (; i < boxes.size(); ++i) {
     VoxelSpan span;
     if (!voxelSpan(boxes[i], voxel_size, reciprocal, span)) break;
-    blocks[i].axes = blocks[i].count = 0;
+    unsigned pattern = kNoVisits;
     if (!span.empty()) {
       const __m128i clo = span.firstChunk(), chi = span.lastChunk();
       if (!smallRange(clo, chi)) break;
-      makeBlock(grid, span, clo, chi, blocks[i]);
+      pattern = listVisits(grid, span, clo, chi, table, i);
     }
-    const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[blocks[i].axes]));
+    const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[pattern]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed),
-                     _mm_or_si128(_mm_slli_epi16(order, kVisitShift), _mm_set1_epi16(std::int16_t(i << kBlockShift))));
-    listed += blocks[i].count;
-    visits_end[i] = std::uint32_t(listed);
+                     _mm_or_si128(order, _mm_set1_epi16(std::int16_t(8 * i))));
+    listed += kVisitOrders.count[pattern];
+    visits_end[i] = std::uint16_t(listed);
   }
-  // After visit j, written_after[j + 1] touches are written; written_after[0] = used.
-  std::size_t written_after[kSectionBoxes * 8 + 1];
-  written_after[0] = used;
-  const __m128i* steps = grid.blockSteps();
-  const std::uint32_t* cells = grid.cells();
-  std::size_t written = used;
+  // After visit j, written_after[j + 1] touches are written past `used`.
+  std::uint16_t written_after[kSectionBoxes * 8 + 1];
+  written_after[0] = 0;
+  const ChunkGrid::Cell* cells = grid.cells();
+  std::size_t written = 0;
+  constexpr std::size_t kAhead = 16;  // visits
   for (std::size_t j = 0; j < listed; ++j) {
-    const unsigned v = visits[j];
-    const auto& block =
-        *reinterpret_cast<const Block*>(reinterpret_cast<const char*>(blocks) + (v & ~((1u << kBlockShift) - 1)));
-    written += visitBlock(cells, store, steps, block, v >> kVisitShift & 7, out + written);
-    written_after[j + 1] = written;
+    prefetchVisit(cells, table, visits[j + kAhead < listed ? j + kAhead : j]);
+    written += visitChunk(cells, table, visits[j], out + used + written);
+    written_after[j + 1] = std::uint16_t(written);
   }
-  for (std::size_t b = 0; b < i; ++b) ends[b] = written_after[visits_end[b]];
+  for (std::size_t b = 0; b < i; ++b) ends[b] = used + written_after[visits_end[b]];
   return i;
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
-VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, std::uint32_t slot, const MaskStore& store,
-                              const QueryRange& r, std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, const MaskStore::Masks& masks, const QueryRange& r,
+                              std::vector<ChunkTouch>& out) {
   const std::uint64_t footprint =
       kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &
       kFootprints.z[firstIn(c.z, r.chunk_lo.z, r.lo[2])][lastIn(c.z, r.chunk_hi.z, r.hi[2])];
   ChunkTouch t;
-  if (touch(c, tag, slot, store, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]),
-            &t)) {
+  if (touch(c, tag, masks, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]), &t)) {
     out.push_back(t);
   }
 }
 
 // Any other range on the grid: its chunks clipped to the grid, skipping cells without an entry.
-VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const MaskStore& store, const QueryRange& r,
-                                 std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const QueryRange& r, std::vector<ChunkTouch>& out) {
   out.clear();
   const ChunkCoord clo = r.chunk_lo, chi = r.chunk_hi, glo = grid.lo(), ghi = grid.hi();
   const ChunkCoord a{std::max(clo.x, glo.x), std::max(clo.y, glo.y), std::max(clo.z, glo.z)};
@@ -292,8 +315,9 @@ VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const MaskStore& store, 
     for (std::int32_t y = a.y; y <= b.y; ++y) {
       std::size_t i = grid.indexOf({a.x, y, z});
       for (std::int32_t x = a.x; x <= b.x; ++x, ++i) {
-        if (const std::uint32_t cell = grid.load(i)) {
-          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::slotOf(cell), store, r, out);
+        const ChunkGrid::Cell cell = grid.load(i);
+        if (ChunkGrid::tagOf(cell) != MaskTag::kEmpty) {
+          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::masksOf(cell), r, out);
         }
       }
     }
@@ -393,11 +417,15 @@ struct MaskIndex::State {
     if (!g) return;
     const MaskTable::Slot* now = table.find(c);
     if (g->contains(c)) {
-      grids.back()->store(c, now ? ChunkGrid::cell(now->tag, MaskStore::querySlot(now->tag, now->masks)) : 0);
+      const ChunkGrid::Cell cell =
+          now ? ChunkGrid::cell(now->tag, table.store().queryMasks(now->tag, now->masks)) : noEntry();
+      grids.back()->store(c, cell);
     } else if (now) {
       makeGrid(true);
     }
   }
+  // The cell of a chunk without an entry: the no-masks sentinel, tagged empty.
+  ChunkGrid::Cell noEntry() const { return ChunkGrid::cell(MaskTag::kEmpty, table.store().at(MaskStore::kNoMasks)); }
   // A grid over every entry (replacing the current one), or none when their range is too large; `room` to grow into.
   void makeGrid(bool room) {
     ChunkCoord lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
@@ -406,10 +434,10 @@ struct MaskIndex::State {
       hi = {std::max(hi.x, s.key.x), std::max(hi.y, s.key.y), std::max(hi.z, s.key.z)};
     });
     if (table.size() == 0) lo = hi = ChunkCoord{};
-    std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room);
+    std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room, noEntry());
     if (g) {
       table.forEach([&](const MaskTable::Slot& s) {
-        g->store(s.key, ChunkGrid::cell(s.tag, MaskStore::querySlot(s.tag, s.masks)));
+        g->store(s.key, ChunkGrid::cell(s.tag, table.store().queryMasks(s.tag, s.masks)));
       });
     }
     grid.store(g.get(), std::memory_order_release);
@@ -507,7 +535,6 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   }
   if (span.empty()) return {};
   const State& state = *m_state;
-  const MaskStore& store = state.table.store();
   // Fast paths: the grid, as a seqlock reader (see State); chunks outside the grid have no entry.
   // At most two chunks per axis: the small walk (at most 8 chunks, so never "huge").
   const __m128i clo = span.firstChunk(), chi = span.lastChunk();
@@ -516,7 +543,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
     alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
     ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
     std::size_t n = 0;
-    if (state.readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, store, span, clo, chi, touched); })) {
+    if (state.readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, span, clo, chi, touched); })) {
       // One by one: n is small, and a push is cheaper than assign's call to memmove.
       for (std::size_t i = 0; i < n; ++i) out.push_back(touched[i]);
       return {};
@@ -526,14 +553,13 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   }
   const QueryRange r = span.range();
   const bool huge = r.chunkCount() > m_options.max_range_chunks;
-  if (!huge && state.readGrid([&](const ChunkGrid& grid) { walkGrid(grid, store, r, out); })) return {};
+  if (!huge && state.readGrid([&](const ChunkGrid& grid) { walkGrid(grid, r, out); })) return {};
   state.querySlow(r, huge, out);
   return {};
 }
 
 Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
   out.m_ends.resize(boxes.size());
-  const MaskStore& store = m_state->table.store();
   std::vector<ChunkTouch>& one = out.m_one;  // a box the small walk leaves
   std::size_t done = 0, used = 0;
   while (done < boxes.size()) {
@@ -541,7 +567,7 @@ Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
     if (out.m_touches.size() < used + 8 * n) out.m_touches.resize(std::max(used + 8 * n, 2 * out.m_touches.size()));
     std::size_t walked = 0;
     const bool grid = m_state->readGrid([&](const ChunkGrid& g) {
-      walked = walkSmallBoxes(g, store, boxes.subspan(done, n), m_voxel_size, m_voxel_reciprocal,
+      walked = walkSmallBoxes(g, boxes.subspan(done, n), m_voxel_size, m_voxel_reciprocal,
                               out.m_touches.data(), used, out.m_ends.data() + done);
     });
     if (!grid) walked = 0;  // a pass the sequence number rejected before the grid went away counts for nothing
@@ -567,7 +593,7 @@ void MaskIndex::State::querySlow(const QueryRange& r, bool huge, std::vector<Chu
   out.clear();
   std::shared_lock lock(mutex);
   auto visitSlot = [&](const MaskTable::Slot& s) {
-    visit(s.key, s.tag, MaskStore::querySlot(s.tag, s.masks), table.store(), r, out);
+    visit(s.key, s.tag, table.store().queryMasks(s.tag, s.masks), r, out);
   };
   if (!huge) {
     for (std::int32_t z = r.chunk_lo.z; z <= r.chunk_hi.z; ++z)
@@ -599,7 +625,7 @@ MaskIndexStats MaskIndex::stats() const {
   // Slots (key, tag, mask slot) at load factor <= 1/2, unused mask capacity, and the grids (current and replaced).
   s.index_bytes = m_state->table.slotCount() * sizeof(MaskTable::Slot) +
                   (m_state->table.maskBytesAllocated() - s.mask_bytes);
-  for (const auto& g : m_state->grids) s.index_bytes += g->cellCount() * sizeof(std::uint32_t);
+  for (const auto& g : m_state->grids) s.index_bytes += g->cellCount() * sizeof(ChunkGrid::Cell);
   return s;
 }
 

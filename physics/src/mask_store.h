@@ -89,6 +89,9 @@ class MaskStore {
                                         : kNoMasks;
   }
 
+  /// The masks a query reads for an entry (querySlot's).
+  const Masks& queryMasks(MaskTag tag, std::uint32_t mixed_slot) const { return at(querySlot(tag, mixed_slot)); }
+
   /// The masks of an allocated slot. Without a lock that excludes the writer, only a seqlock reader may read their
   /// words (mask_index.cpp).
   const Masks& at(std::uint32_t slot) const {
