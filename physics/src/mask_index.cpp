@@ -153,11 +153,21 @@ struct VisitOrders {
 };
 constexpr VisitOrders kVisitOrders;
 
+// listVisits' constants, made once per walk and hidden from the optimiser, which would otherwise rebuild each from an
+// immediate (three instructions) in every box's code.
+struct ListConstants {
+  __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7), ff = _mm_set1_epi32(0xFF);
+  __m128i bit = _mm_set1_epi64x(0x8040201008040201);  // byte k: bit k
+  __m128i spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
+  ListConstants() { asm("" : "+x"(one), "+x"(seven), "+x"(ff), "+x"(bit), "+x"(spread)); }
+};
+
 // The visits of box `box`, a body-sized range [clo, chi] of `span`, into `t`. Returns its axes pattern.
 template <std::size_t kBoxes>
 [[gnu::always_inline]] inline unsigned listVisits(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo,
-                                                  __m128i chi, VisitTable<kBoxes>& t, std::size_t box) {
-  const __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7);
+                                                  __m128i chi, VisitTable<kBoxes>& t, std::size_t box,
+                                                  const ListConstants& k) {
+  const __m128i one = k.one, seven = k.seven;
   const __m128i a = _mm_max_epi32(clo, grid.loLanes()), b = _mm_min_epi32(chi, grid.hiLanes());
   const __m128i n = _mm_sub_epi32(b, a);
   if (_mm_movemask_ps(_mm_castsi128_ps(n)) != 0) return kNoVisits;  // outside the grid on some axis: no entries
@@ -170,12 +180,10 @@ template <std::size_t kBoxes>
   const __m128i hi1 = _mm_blendv_epi8(seven, last7, _mm_cmpeq_epi32(_mm_add_epi32(a, one), chi));
   // Footprints: bits lo..hi of a byte are (0xFF << lo) & (0xFF >> (7 - hi)), per lane, for the first chunk along each
   // axis (m0) and the second (m1). x's bits repeat in every row byte; z's bit k becomes row byte k.
-  const __m128i ff = _mm_set1_epi32(0xFF);
+  const __m128i ff = k.ff, spread = k.spread, bit = k.bit;
   const __m128i m0 = _mm_and_si128(_mm_sllv_epi32(ff, lo0), _mm_srlv_epi32(ff, _mm_sub_epi32(seven, hi0)));
   const __m128i m1 = _mm_srlv_epi32(ff, _mm_sub_epi32(seven, hi1));
-  const __m128i spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
   const __m128i x = _mm_shuffle_epi8(_mm_unpacklo_epi32(m0, m1), spread);  // x bits of chunk 0, 1 in every byte
-  const __m128i bit = _mm_set1_epi64x(0x8040201008040201);
   const __m128i z_bits = _mm_and_si128(_mm_shuffle_epi8(_mm_unpackhi_epi32(m0, m1), spread), bit);
   const __m256i z = _mm256_castsi128_si256(_mm_cmpeq_epi8(z_bits, bit));  // rows of chunk 0, 1
   const __m256i xx = _mm256_broadcastsi128_si256(x);                      // d & 1 picks the x chunk
@@ -192,8 +200,8 @@ template <std::size_t kBoxes>
   // Coordinates and cell index: the first chunk's plus each d's step, two d at a time.
   const __m256i first = _mm256_broadcastsi128_si256(_mm_blend_epi32(a, grid.indexLanes(a), 0x8));
   const __m256i* steps = grid.blockStepPairs();
-  for (int k = 0; k < 4; ++k) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(t.at + 8 * box + 2 * k), _mm256_add_epi32(first, steps[k]));
+  for (int pair = 0; pair < 4; ++pair) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(t.at + 8 * box + 2 * pair), _mm256_add_epi32(first, steps[pair]));
   }
   return axes;
 }
@@ -234,7 +242,7 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitChunk(const Chunk
 VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const VoxelSpan& span, __m128i clo, __m128i chi,
                                          ChunkTouch* touched) {
   VisitTable<1> t;
-  const unsigned pattern = listVisits(grid, span, clo, chi, t, 0);
+  const unsigned pattern = listVisits(grid, span, clo, chi, t, 0, ListConstants{});
   std::size_t written = 0;
   for (unsigned k = 0; k < kVisitOrders.count[pattern]; ++k) {
     written += visitChunk(grid.cells(), t, kVisitOrders.of[pattern][k], touched + written);
@@ -259,9 +267,11 @@ static_assert(8 * kSectionBoxes <= 0xFFFF, "visit numbers and counts are 16-bit"
 VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
                                               double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
+  constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit
   VisitTable<kSectionBoxes> table;
-  alignas(16) std::uint16_t visits[kSectionBoxes * 8 + 8];
+  alignas(16) std::uint16_t visits[kSectionBoxes * 8 + kAhead];  // room for a box's 8 and for the padding
   std::uint16_t visits_end[kSectionBoxes];  // visits listed up to and including box i
+  const ListConstants constants;
   std::size_t listed = 0, i = 0;
   for (; i < boxes.size(); ++i) {
     VoxelSpan span;
@@ -270,7 +280,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
     if (!span.empty()) {
       const __m128i clo = span.firstChunk(), chi = span.lastChunk();
       if (!smallRange(clo, chi)) break;
-      pattern = listVisits(grid, span, clo, chi, table, i);
+      pattern = listVisits(grid, span, clo, chi, table, i, constants);
     }
     const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[pattern]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed),
@@ -283,9 +293,13 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
   written_after[0] = 0;
   const ChunkGrid::Cell* cells = grid.cells();
   std::size_t written = 0;
-  constexpr std::size_t kAhead = 16;  // visits
+  if (listed > 0) {  // the last visit repeated past the end, so the prefetches need no bound
+    const __m128i last = _mm_set1_epi16(std::int16_t(visits[listed - 1]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed), last);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed + 8), last);
+  }
   for (std::size_t j = 0; j < listed; ++j) {
-    prefetchVisit(cells, table, visits[j + kAhead < listed ? j + kAhead : j]);
+    prefetchVisit(cells, table, visits[j + kAhead]);
     written += visitChunk(cells, table, visits[j], out + used + written);
     written_after[j + 1] = std::uint16_t(written);
   }
