@@ -29,8 +29,10 @@ class ChunkGrid {
   static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 32 MB of cells
   static constexpr std::int64_t kCellsPerEntry = 64;
 
-  using Cell = std::uintptr_t;  // the masks' address | tag
-  static_assert(alignof(MaskStore::Masks) >= 4, "a cell keeps the tag in the masks' address's low 2 bits");
+  using Cell = std::uintptr_t;  // the masks' address | tag << kTagShift
+  // Bits 4-5: a query's answer table is indexed by tag << 4 (mask_index.cpp), so it masks the cell instead of shifting.
+  static constexpr int kTagShift = 4;
+  static_assert(alignof(MaskStore::Masks) >= 64, "a cell keeps the tag in the masks' address's low 6 bits");
 
   /// A grid covering [lo, hi], every cell `empty` (no entry); nullptr when that is too many cells for `entries`.
   /// With `room`, each side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its
@@ -63,10 +65,12 @@ class ChunkGrid {
     return g;
   }
 
-  static Cell cell(MaskTag tag, const MaskStore::Masks& masks) { return reinterpret_cast<Cell>(&masks) | Cell(tag); }
-  static MaskTag tagOf(Cell cell) { return MaskTag(cell & 3); }
+  static Cell cell(MaskTag tag, const MaskStore::Masks& masks) {
+    return reinterpret_cast<Cell>(&masks) | Cell(tag) << kTagShift;
+  }
+  static MaskTag tagOf(Cell cell) { return MaskTag(cell >> kTagShift & 3); }
   static const MaskStore::Masks& masksOf(Cell cell) {
-    return *reinterpret_cast<const MaskStore::Masks*>(cell & ~Cell(3));
+    return *reinterpret_cast<const MaskStore::Masks*>(cell & ~Cell(63));
   }
 
   bool contains(terrain::ChunkCoord c) const {

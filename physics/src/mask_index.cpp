@@ -57,6 +57,7 @@ struct SliceLanes {
   }
 };
 constexpr SliceLanes kSliceLanes;
+static_assert(sizeof(kSliceLanes.words[0][0]) == 128, "listVisits computes sliceLanes' address with a shift by 7");
 
 // The lock-free query paths read mask words and grid cells that an edit may be storing: a seqlock reader's racy reads,
 // whose results the sequence check discards (State). Their loads are plain (whole-chunk vector loads of the masks);
@@ -159,7 +160,8 @@ struct ListConstants {
   __m128i one = _mm_set1_epi32(1), seven = _mm_set1_epi32(7), ff = _mm_set1_epi32(0xFF);
   __m128i bit = _mm_set1_epi64x(0x8040201008040201);  // byte k: bit k
   __m128i spread = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 4, 4, 4, 4);
-  ListConstants() { asm("" : "+x"(one), "+x"(seven), "+x"(ff), "+x"(bit), "+x"(spread)); }
+  __m256i lanes_base = _mm256_set1_epi64x(std::int64_t(reinterpret_cast<std::uintptr_t>(sliceLanes(0, 0))));
+  ListConstants() { asm("" : "+x"(one), "+x"(seven), "+x"(ff), "+x"(bit), "+x"(spread), "+x"(lanes_base)); }
 };
 
 // The visits of box `box`, a body-sized range [clo, chi] of `span`, into `t`. Returns its axes pattern.
@@ -190,11 +192,11 @@ template <std::size_t kBoxes>
   auto* footprint = reinterpret_cast<__m256i*>(t.footprint + 8 * box);
   _mm256_store_si256(footprint, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, 0x00)));
   _mm256_store_si256(footprint + 1, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, 0x55)));
-  // Slice lanes: the first chunk's along y for d & 2 == 0, the second's else.
-  const auto y_lo0 = unsigned(_mm_extract_epi32(lo0, 1)), y_hi0 = unsigned(_mm_extract_epi32(hi0, 1));
-  const auto lanes0 = std::int64_t(sliceLanes(y_lo0, y_hi0));
-  const auto lanes1 = std::int64_t(sliceLanes(0, unsigned(_mm_extract_epi32(hi1, 1))));
-  const __m256i lanes = _mm256_setr_epi64x(lanes0, lanes0, lanes1, lanes1);
+  // Slice lanes (sliceLanes(lo, hi): 128 (8 lo + hi) bytes into kSliceLanes): the first chunk's along y for d & 2 == 0,
+  // the second's (lo 0) else.
+  const __m128i row0 = _mm_add_epi32(_mm_slli_epi32(lo0, 3), hi0);
+  const __m128i rows = _mm_shuffle_epi32(_mm_unpacklo_epi32(row0, hi1), _MM_SHUFFLE(3, 3, 2, 2));  // y: 0, 0, 1, 1
+  const __m256i lanes = _mm256_add_epi64(_mm256_slli_epi64(_mm256_cvtepu32_epi64(rows), 7), k.lanes_base);
   _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box), lanes);
   _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box + 4), lanes);
   // Coordinates and cell index: the first chunk's plus each d's step, two d at a time.
@@ -251,8 +253,8 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const VoxelSpan&
 }
 
 // A range of at most two chunks per axis, the small walk's.
-inline bool smallRange(__m128i clo, __m128i chi) {
-  return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0;
+inline bool smallRange(__m128i clo, __m128i chi, __m128i one = _mm_set1_epi32(1)) {
+  return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), one))) == 0;
 }
 
 // Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
@@ -279,7 +281,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
     unsigned pattern = kNoVisits;
     if (!span.empty()) {
       const __m128i clo = span.firstChunk(), chi = span.lastChunk();
-      if (!smallRange(clo, chi)) break;
+      if (!smallRange(clo, chi, constants.one)) break;
       pattern = listVisits(grid, span, clo, chi, table, i, constants);
     }
     const __m128i order = _mm_load_si128(reinterpret_cast<const __m128i*>(kVisitOrders.of[pattern]));
