@@ -56,7 +56,7 @@ class ChunkGrid {
     g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
     g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
     g->m_lanes[2] = _mm_setr_epi32(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
-    g->m_cells = std::make_unique<Cell[]>(std::size_t(cells));
+    g->m_cells = std::make_unique_for_overwrite<Cell[]>(std::size_t(cells));  // written once, below
     std::fill_n(g->m_cells.get(), cells, empty);
     for (int d = 0; d < 8; ++d) {
       const int dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;

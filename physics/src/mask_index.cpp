@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cassert>
 #include <climits>
 #include <cstring>
 #include <cstddef>
@@ -269,6 +270,7 @@ static_assert(8 * kSectionBoxes <= 0xFFFF, "visit numbers and counts are 16-bit"
 VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
                                               double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
+  assert(boxes.size() <= kSectionBoxes);
   constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit
   VisitTable<kSectionBoxes> table;
   alignas(16) std::uint16_t visits[kSectionBoxes * 8 + kAhead];  // room for a box's 8 and for the padding
