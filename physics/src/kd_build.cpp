@@ -74,7 +74,9 @@ struct Acc {
     acc.sum[a] = _mm_add_epi32(acc.sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
   }
 }
-Bounds boundsOf(const Records& r, int first, int last) {
+// Inlined, so the bounds stay in registers: returned through memory, a node's push read them back as wider loads
+// across the narrower stores that wrote them, which store forwarding cannot serve.
+[[gnu::always_inline]] inline Bounds boundsOf(const Records& r, int first, int last) {
   const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   const __m128i all = _mm_set1_epi16(-1), lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
@@ -144,7 +146,16 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   out.nodes.push_back({});
   stack.push_back({0, n, 0, 0, boundsOf(records[0], 0, n)});
   while (!stack.empty()) {
-    const Task task = stack.back();
+    // Field by field: a whole-struct copy reads the task with 16-byte loads across the narrower stores of its push a
+    // moment earlier (the left child is popped next), and such a load waits for those stores to reach the cache.
+    Task task;
+    const Task& top = stack.back();
+    task.first = top.first, task.last = top.last, task.depth = top.depth, task.node = top.node;
+    for (int a = 0; a < 3; ++a) {
+      task.bounds.min[a] = top.bounds.min[a];
+      task.bounds.max[a] = top.bounds.max[a];
+      task.bounds.mid2_sum[a] = top.bounds.mid2_sum[a];
+    }
     stack.pop_back();
     const int count = task.last - task.first;
     const Records& src = records[task.depth & 1];
