@@ -271,7 +271,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
                                               double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
   assert(boxes.size() <= kSectionBoxes);
-  constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit
+  constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit (a multiple of 8: the padding)
   VisitTable<kSectionBoxes> table;
   alignas(16) std::uint16_t visits[kSectionBoxes * 8 + kAhead];  // room for a box's 8 and for the padding
   std::uint16_t visits_end[kSectionBoxes];  // visits listed up to and including box i
@@ -299,8 +299,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
   std::size_t written = 0;
   if (listed > 0) {  // the last visit repeated past the end, so the prefetches need no bound
     const __m128i last = _mm_set1_epi16(std::int16_t(visits[listed - 1]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed), last);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed + 8), last);
+    for (std::size_t p = 0; p < kAhead; p += 8) _mm_storeu_si128(reinterpret_cast<__m128i*>(visits + listed + p), last);
   }
   for (std::size_t j = 0; j < listed; ++j) {
     prefetchVisit(cells, table, visits[j + kAhead]);
