@@ -97,13 +97,8 @@ class ChunkGrid {
            std::size_t(m_n[0]) * (std::size_t(c.y - m_lo.y) + std::size_t(m_n[1]) * std::size_t(c.z - m_lo.z));
   }
 
-  std::size_t rowStride() const { return std::size_t(m_n[0]); }
-  std::size_t sliceStride() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]); }
-
-  /// Chunk d of a 2x2x2 block relative to its first (the mask query's small walk): (d & 1, d >> 1 & 1, d >> 2) and,
-  /// in lane 3, the cell index offset.
-  const __m128i* blockSteps() const { return m_block_steps; }
-  /// The same two at a time: (steps d, d + 1) in pair d / 2.
+  /// Chunk d of a 2x2x2 block relative to its first (the mask query's small walk), two at a time: pair p holds steps
+  /// 2p and 2p + 1, each (d & 1, d >> 1 & 1, d >> 2) and, in lane 3, the cell index offset.
   const __m256i* blockStepPairs() const { return reinterpret_cast<const __m256i*>(m_block_steps); }
 
   Cell load(std::size_t i) const { return loadAt(m_cells.get(), i); }
@@ -119,7 +114,7 @@ class ChunkGrid {
  private:
   ChunkGrid() = default;
   __m128i m_lanes[3];  // lo, hi, index strides
-  alignas(32) __m128i m_block_steps[8];
+  alignas(32) __m128i m_block_steps[8];  // step d; read as pairs
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
   std::unique_ptr<Cell[]> m_cells;

@@ -127,10 +127,10 @@ inline int firstIn(std::int32_t k, std::int32_t first_chunk, std::int32_t lo) { 
 inline int lastIn(std::int32_t k, std::int32_t last_chunk, std::int32_t hi) { return k == last_chunk ? hi & 7 : 7; }
 
 // A body-sized range (at most two chunks per axis) on the grid: its chunks are a block of at most 2x2x2, chunk d of
-// the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at grid.blockSteps()[d] from the first. Clipped to
-// the grid the block starts at a chunk whose coordinates and cell index `first` holds; bit i of its axes pattern is
-// set when axis i still spans two chunks, and the visits are the pattern's subsets in increasing order, which is
-// (z, y, x) order. Everything a visit reads is written per visit number v = 8 box + d, in SIMD lanes, so a visit does
+// the block (bit 0: the second in x, bit 1: in y, bit 2: in z) at block step d (ChunkGrid::blockStepPairs) from the
+// first. Clipped to the grid the block starts at a chunk whose coordinates and cell index `first` holds; bit i of its
+// axes pattern is set when axis i still spans two chunks, and the visits are the pattern's subsets in increasing
+// order, which is (z, y, x) order. Everything a visit reads is written per visit number v = 8 box + d, in SIMD lanes, so a visit does
 // no per-axis arithmetic and decodes nothing: its coordinates and cell index, XZ footprint and slice lanes.
 template <std::size_t kBoxes>
 struct VisitTable {
