@@ -19,16 +19,27 @@ constexpr int kCellSide = mesher::boxSide(mesher::kWideApron) - 1;
 static_assert(kCellSide <= 16, "cell coordinates are packed 4 bits apart");
 constexpr int kCells = 16 * 16 * kCellSide;  // names 0 .. 2730 and a little slack
 constexpr int kDirections = 6;                 // +x, -x, +y, -y, +z, -z: direction d ^ 1 is d's opposite
-// The direction of a step from one cell to another, by the difference of their names offset by 256, or kNotFace.
+constexpr int kDirectionBits = 3;              // a half-edge's table entry: its start cell << 3 | its direction
+static_assert(kDirections <= 1 << kDirectionBits);
+// The direction of a step from one cell to another, by the difference of their names offset by kCells, or kNotFace.
 constexpr std::uint8_t kNotFace = 0xFF;
-constexpr std::array<std::uint8_t, 513> kStepDirection = [] {
-  std::array<std::uint8_t, 513> d{};
+constexpr std::array<std::uint8_t, 2 * kCells> kStepDirection = [] {
+  std::array<std::uint8_t, 2 * kCells> d{};
   d.fill(kNotFace);
-  d[256 + 1] = 0, d[256 - 1] = 1, d[256 + 16] = 2, d[256 - 16] = 3, d[256 + 256] = 4, d[256 - 256] = 5;
+  d[kCells + 1] = 0, d[kCells - 1] = 1, d[kCells + 16] = 2, d[kCells - 16] = 3, d[kCells + 256] = 4, d[kCells - 256] = 5;
   return d;
 }();
 
-double dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+// A vertex as int32 lanes x, y, z, pad (one 8-byte load).
+inline __m128i vertexLanes(const mesher::Vertex& v) {
+  return _mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&v)));
+}
+
+// Lanes 0-2 of v added up (exact for the integers below 2^53 these hold, so in any order).
+inline double sum3(__m256d v) {
+  const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+  return _mm_cvtsd_f64(_mm_add_sd(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)), hi));
+}
 
 // Every triangle's normal and its squared length, exact in double (components below 2^23: a triangle spans at most
 // two cells, so its edges are below 2^11 a component; the dot products below, below 2^48, are exact too).
@@ -38,13 +49,16 @@ void computeNormals(const mesher::ChunkMesh& mesh, std::vector<double>& normals)
   normals.resize(4 * std::size_t(mesh.triangle_count));
   double* n = normals.data();
   for (int t = 0; t < mesh.triangle_count; ++t, n += 4) {
-    const mesher::Vertex &p0 = pos[idx[3 * t]], &p1 = pos[idx[3 * t + 1]], &p2 = pos[idx[3 * t + 2]];
-    const std::int32_t ux = p1.x - p0.x, uy = p1.y - p0.y, uz = p1.z - p0.z;
-    const std::int32_t vx = p2.x - p0.x, vy = p2.y - p0.y, vz = p2.z - p0.z;
-    n[0] = double(uy * vz - uz * vy);
-    n[1] = double(uz * vx - ux * vz);
-    n[2] = double(ux * vy - uy * vx);
-    n[3] = dot3(n, n);
+    const __m128i p0 = vertexLanes(pos[idx[3 * t]]);
+    const __m128i u = _mm_sub_epi32(vertexLanes(pos[idx[3 * t + 1]]), p0);
+    const __m128i v = _mm_sub_epi32(vertexLanes(pos[idx[3 * t + 2]]), p0);
+    // u x v = u.yzx v.zxy - u.zxy v.yzx; lane 3 is u.w v.w - u.w v.w = 0 whatever the pads hold.
+    constexpr int kYzx = _MM_SHUFFLE(3, 0, 2, 1), kZxy = _MM_SHUFFLE(3, 1, 0, 2);
+    const __m128i cross = _mm_sub_epi32(_mm_mullo_epi32(_mm_shuffle_epi32(u, kYzx), _mm_shuffle_epi32(v, kZxy)),
+                                        _mm_mullo_epi32(_mm_shuffle_epi32(u, kZxy), _mm_shuffle_epi32(v, kYzx)));
+    const __m256d normal = _mm256_cvtepi32_pd(cross);
+    const double length2 = sum3(_mm256_mul_pd(normal, normal));
+    _mm256_storeu_pd(n, _mm256_blend_pd(normal, _mm256_set1_pd(length2), 8));
   }
 }
 
@@ -58,11 +72,16 @@ class EdgeTest {
       : m_pos(mesh.vertices.data()), m_normals(normals.data()) {}
   const double* normal(std::uint32_t t) const { return m_normals + 4 * t; }
   bool active(const double* n, std::uint16_t from, std::uint32_t u, std::uint16_t apex) const {
-    const double* m = normal(u);
-    const mesher::Vertex &a = m_pos[from], &p = m_pos[apex];
-    const double side = double(p.x - a.x) * n[0] + double(p.y - a.y) * n[1] + double(p.z - a.z) * n[2];
-    const double nm = dot3(n, m);
-    return (side < 0) & ((nm <= 0) | (nm * nm < m_cos2 * (n[3] * m[3])));
+    // The same sums and products as in scalar code: side and n.m are exact; lane 3 of n * m is |n|^2 |m|^2.
+    const __m256d nv = _mm256_loadu_pd(n);
+    const __m128i to_apex = _mm_blend_epi32(_mm_sub_epi32(vertexLanes(m_pos[apex]), vertexLanes(m_pos[from])),
+                                            _mm_setzero_si128(), 8);
+    const double side = sum3(_mm256_mul_pd(_mm256_cvtepi32_pd(to_apex), nv));
+    const __m256d products = _mm256_mul_pd(nv, _mm256_loadu_pd(normal(u)));
+    const double nm = sum3(products);
+    const __m128d high = _mm256_extractf128_pd(products, 1);
+    const double lengths2 = _mm_cvtsd_f64(_mm_unpackhi_pd(high, high));
+    return (side < 0) & ((nm <= 0) | (nm * nm < m_cos2 * lengths2));
   }
 
  private:
@@ -77,7 +96,7 @@ constexpr std::uint32_t kApexCorner[3] = {2, 0, 1};
 }  // namespace
 
 EdgeFlagScratch::EdgeFlagScratch()
-    : outer_edges(std::size_t(kCells * kDirections), 0),
+    : outer_edges(std::size_t(kCells << kDirectionBits), 0),
       cell_used(std::size_t(kCells), 0),
       square_used(std::size_t(3 * kCells), 0) {}
 
@@ -122,11 +141,10 @@ int addQuads(const mesher::ChunkMesh& mesh, EdgeFlagScratch& scratch) {
   std::uint16_t* written = scratch.written.data();
   std::uint32_t* outer = scratch.outer_edges.data();
   auto step = [&](std::uint16_t from, std::uint16_t to) {
-    const unsigned i = unsigned(cell[to] - cell[from] + 256);  // past 512 for cells not even one step apart
-    return i < kStepDirection.size() ? unsigned(kStepDirection[i]) : unsigned(kNotFace);
+    return unsigned(kStepDirection[std::size_t(cell[to] - cell[from] + kCells)]);  // names are below kCells
   };
   auto add = [&](int i, std::uint16_t from, unsigned direction, std::uint32_t half_edge) {
-    const unsigned key = cell[from] * kDirections + direction;
+    const unsigned key = unsigned(cell[from]) << kDirectionBits | direction;
     outer[key] = ((outer[key] >> 16) + 1) << 16 | half_edge;
     written[i] = std::uint16_t(key);
   };
@@ -174,8 +192,8 @@ void classifyQuads(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags,
   std::fill(flags.begin(), flags.begin() + owned, std::uint8_t(0));
   // `key` is the half-edge's own entry.
   auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t to, unsigned key) {
-    const unsigned direction = (key % kDirections) ^ 1u;  // to -> from
-    const std::uint32_t back = outer[cell[to] * kDirections + direction];
+    const unsigned direction = (key & ((1u << kDirectionBits) - 1)) ^ 1u;  // to -> from
+    const std::uint32_t back = outer[unsigned(cell[to]) << kDirectionBits | direction];
     const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
     const std::uint16_t from = idx[3 * t + k];
     const bool forward = direction & 1u;  // from -> to is along +x, +y or +z

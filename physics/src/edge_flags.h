@@ -22,7 +22,7 @@ namespace vtp::physics {
 /// smooth mesher's facets on a hill, keeps face normals)
 inline constexpr double kFlatEdgeAngle = 0.17453292519943295;
 
-/// Work arrays of computeEdgeFlags, reused between calls (about 80 KiB; the quad path's tables are all zero between
+/// Work arrays of computeEdgeFlags, reused between calls (about 100 KiB; the quad path's tables are all zero between
 /// calls, each call clearing what it wrote). One per thread.
 struct EdgeFlagScratch {
   EdgeFlagScratch();
