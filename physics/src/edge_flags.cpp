@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 namespace vtp::physics {
 namespace {
@@ -139,33 +140,34 @@ int addQuads(const mesher::ChunkMesh& mesh, EdgeFlagScratch& scratch) {
   scratch.written.resize(2 * std::size_t(triangles));
   scratch.squares.resize(std::size_t(triangles / 2));
   std::uint16_t* written = scratch.written.data();
+  std::uint16_t* squares = scratch.squares.data();
+  std::uint8_t* square_used = scratch.square_used.data();
   std::uint32_t* outer = scratch.outer_edges.data();
-  auto step = [&](std::uint16_t from, std::uint16_t to) {
-    return unsigned(kStepDirection[std::size_t(cell[to] - cell[from] + kCells)]);  // names are below kCells
-  };
-  auto add = [&](int i, std::uint16_t from, unsigned direction, std::uint32_t half_edge) {
-    const unsigned key = unsigned(cell[from]) << kDirectionBits | direction;
+  // From the cells' names (read once: the stores below may alias them as far as the compiler knows).
+  auto step = [](unsigned from, unsigned to) { return unsigned(kStepDirection[to - from + kCells]); };
+  auto add = [&](unsigned from, unsigned direction, std::uint32_t half_edge) {
+    const unsigned key = from << kDirectionBits | direction;
     outer[key] = ((outer[key] >> 16) + 1) << 16 | half_edge;
-    written[i] = std::uint16_t(key);
+    return std::uint64_t(key);
   };
   int q = 0;
   for (; q < triangles / 2; ++q) {
     const std::uint16_t* t = idx + 6 * q;
-    const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
-    const unsigned ab = step(a, b), bc = step(b, c), cd = step(c, d), da = step(d, a);
-    const bool square = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd == (ab ^ 1u)) &
+    const std::uint16_t a = t[0], c = t[2];
+    const unsigned ca = cell[a], cb = cell[t[1]], cc = cell[c], cd = cell[t[5]];
+    const unsigned ab = step(ca, cb), bc = step(cb, cc), cd_ = step(cc, cd), da = step(cd, ca);
+    const bool square = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd_ == (ab ^ 1u)) &
                         (da == (bc ^ 1u)) & ((ab >> 1) != (bc >> 1));
     if (!square) break;
     // The square by its lowest cell (the smallest name) and the axis across it.
-    const unsigned name = std::min({cell[a], cell[b], cell[c], cell[d]}) * 3u + (3 - (ab >> 1) - (bc >> 1));
-    if (scratch.square_used[name]) break;
-    scratch.square_used[name] = 1;
-    scratch.squares[std::size_t(q)] = std::uint16_t(name);
+    const unsigned name = std::min(std::min(ca, cb), std::min(cc, cd)) * 3u + (3 - (ab >> 1) - (bc >> 1));
+    if (square_used[name]) break;
+    square_used[name] = 1;
+    squares[q] = std::uint16_t(name);
     const std::uint32_t t0 = 8 * std::uint32_t(q), t1 = t0 + 4;  // triangles 2q and 2q + 1, shifted by 2
-    add(4 * q, a, ab, t0);
-    add(4 * q + 1, b, bc, t0 + 1);
-    add(4 * q + 2, c, cd, t1 + 1);
-    add(4 * q + 3, d, da, t1 + 2);
+    const std::uint64_t keys = add(ca, ab, t0) | add(cb, bc, t0 + 1) << 16 | add(cc, cd_, t1 + 1) << 32 |
+                               add(cd, da, t1 + 2) << 48;
+    std::memcpy(written + 4 * q, &keys, sizeof keys);
   }
   return q;
 }
@@ -190,34 +192,33 @@ void classifyQuads(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags,
   computeNormals(mesh, scratch.normals);
   const EdgeTest test(mesh, scratch.normals);
   std::fill(flags.begin(), flags.begin() + owned, std::uint8_t(0));
-  // `key` is the half-edge's own entry.
-  auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t to, unsigned key) {
+  // Half-edge k of triangle t, from -> to; `key` is its own entry. Returns its bit for flags[t]; sets its twin's in
+  // flags[u] when it tests for both.
+  auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t from, std::uint16_t to, unsigned key) {
     const unsigned direction = (key & ((1u << kDirectionBits) - 1)) ^ 1u;  // to -> from
     const std::uint32_t back = outer[unsigned(cell[to]) << kDirectionBits | direction];
     const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
-    const std::uint16_t from = idx[3 * t + k];
     const bool forward = direction & 1u;  // from -> to is along +x, +y or +z
     const bool shared = (outer[key] >> 16 == 1) & (u < std::uint32_t(owned));
-    if (back >> 16 != 1) {
-      flags[t] = std::uint8_t(flags[t] | 1u << k);
-    } else if (forward || !shared) {
-      const unsigned active = test.active(test.normal(t), from, u, idx[3 * u + kApexCorner[j]]);
-      flags[t] = std::uint8_t(flags[t] | active << k);
-      if (forward & shared) flags[u] = std::uint8_t(flags[u] | active << j);
-    }
+    if (back >> 16 != 1) return 1u << k;
+    if (!forward && shared) return 0u;  // tested from the twin
+    const unsigned active = test.active(test.normal(t), from, u, idx[3 * u + kApexCorner[j]]);
+    if (forward & shared) flags[u] = std::uint8_t(flags[u] | active << j);
+    return active << k;
   };
+  const std::uint16_t* keys = scratch.written.data();
   for (int q = 0; q < owned / 2; ++q) {
     const std::uint16_t* t = idx + 6 * q;
     const std::uint16_t a = t[0], b = t[1], c = t[2], d = t[5];
+    const std::uint16_t* key = keys + 4 * q;
+    const unsigned key0 = key[0], key1 = key[1], key2 = key[2], key3 = key[3];
     const std::uint32_t t0 = 2 * std::uint32_t(q), t1 = t0 + 1;
     const unsigned diagonal = unsigned(test.active(test.normal(t0), c, t1, d));  // the same from t1
-    flags[t0] = std::uint8_t(flags[t0] | diagonal << 2);
-    flags[t1] = std::uint8_t(flags[t1] | diagonal);
-    const std::uint16_t* key = scratch.written.data() + 4 * q;
-    outerEdge(t0, 0, b, key[0]);
-    outerEdge(t0, 1, c, key[1]);
-    outerEdge(t1, 1, d, key[2]);
-    outerEdge(t1, 2, a, key[3]);
+    const unsigned f0 = diagonal << 2 | outerEdge(t0, 0, a, b, key0) | outerEdge(t0, 1, b, c, key1);
+    const unsigned f1 = diagonal | outerEdge(t1, 1, c, d, key2) | outerEdge(t1, 2, d, a, key3);
+    // ORed: an earlier quad may have set a twin's bit here.
+    flags[t0] = std::uint8_t(flags[t0] | f0);
+    flags[t1] = std::uint8_t(flags[t1] | f1);
   }
 }
 
