@@ -53,9 +53,12 @@ class ChunkGrid {
     g->m_lo = {std::int32_t(first[0]), std::int32_t(first[1]), std::int32_t(first[2])};
     for (int a = 0; a < 3; ++a) g->m_n[a] = std::int32_t(n[a]);
     g->m_hi = {g->m_lo.x + g->m_n[0] - 1, g->m_lo.y + g->m_n[1] - 1, g->m_lo.z + g->m_n[2] - 1};
-    g->m_lanes[0] = _mm_setr_epi32(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
-    g->m_lanes[1] = _mm_setr_epi32(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
-    g->m_lanes[2] = _mm_setr_epi32(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
+    auto both = [](std::int32_t x, std::int32_t y, std::int32_t z, std::int32_t w) {
+      return _mm256_setr_epi32(x, y, z, w, x, y, z, w);
+    };
+    g->m_lanes[0] = both(g->m_lo.x, g->m_lo.y, g->m_lo.z, g->m_lo.z);
+    g->m_lanes[1] = both(g->m_hi.x, g->m_hi.y, g->m_hi.z, g->m_hi.z);
+    g->m_lanes[2] = both(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
     g->m_cells = std::make_unique_for_overwrite<Cell[]>(std::size_t(cells));  // written once, below
     std::fill_n(g->m_cells.get(), cells, empty);
     for (int d = 0; d < 8; ++d) {
@@ -80,14 +83,14 @@ class ChunkGrid {
   /// First and last chunk covered.
   terrain::ChunkCoord lo() const { return m_lo; }
   terrain::ChunkCoord hi() const { return m_hi; }
-  /// The same as SIMD lanes (x, y, z, z), for the query's fast path.
-  __m128i loLanes() const { return m_lanes[0]; }
-  __m128i hiLanes() const { return m_lanes[1]; }
-  /// indexOf for a covered chunk in lanes (x, y, z, any), in every lane of the result.
-  __m128i indexLanes(__m128i c) const {
-    const __m128i terms = _mm_mullo_epi32(_mm_sub_epi32(c, m_lanes[0]), m_lanes[2]);
-    const __m128i pairs = _mm_add_epi32(terms, _mm_shuffle_epi32(terms, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_add_epi32(pairs, _mm_shuffle_epi32(pairs, _MM_SHUFFLE(1, 0, 3, 2)));
+  /// The same as SIMD lanes (x, y, z, z) in both 128-bit halves, for the query's fast path (two boxes at a time).
+  __m256i loLanes() const { return m_lanes[0]; }
+  __m256i hiLanes() const { return m_lanes[1]; }
+  /// indexOf for a covered chunk in lanes (x, y, z, any) of each half, in every lane of that half.
+  __m256i indexLanes(__m256i c) const {
+    const __m256i terms = _mm256_mullo_epi32(_mm256_sub_epi32(c, m_lanes[0]), m_lanes[2]);
+    const __m256i pairs = _mm256_add_epi32(terms, _mm256_shuffle_epi32(terms, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm256_add_epi32(pairs, _mm256_shuffle_epi32(pairs, _MM_SHUFFLE(1, 0, 3, 2)));
   }
   std::size_t cellCount() const { return std::size_t(m_n[0]) * std::size_t(m_n[1]) * std::size_t(m_n[2]); }
 
@@ -113,7 +116,7 @@ class ChunkGrid {
 
  private:
   ChunkGrid() = default;
-  __m128i m_lanes[3];  // lo, hi, index strides
+  __m256i m_lanes[3];  // lo, hi, index strides
   alignas(32) __m128i m_block_steps[8];  // step d; read as pairs
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -69,35 +70,47 @@ inline double exactReciprocal(double voxel_size) {
   return std::isfinite(r) ? r : 0.0;
 }
 
-/// The voxel span of a query box into `s`; false when the box is invalid (rangeErrorOf says why). `reciprocal` is
-/// exactReciprocal(voxel_size): when not 0, the box is scaled by it instead of divided. Both corners go through AVX
-/// (lane 3 repeats z): one division or multiply each and one compare per check, since every query pays for this;
-/// the rounding is the same IEEE operations as scalar code.
-[[gnu::always_inline]] inline bool voxelSpan(const Aabb& box, double voxel_size, double reciprocal, VoxelSpan& s) {
-  const __m256d lo = _mm256_setr_pd(box.min.x, box.min.y, box.min.z, box.min.z);
-  const __m256d hi = _mm256_setr_pd(box.max.x, box.max.y, box.max.z, box.max.z);
+/// How voxelSpanLanes scales a box to voxels: by the caller's `reciprocal` when it is not 0 (decided per call), or
+/// known in advance to multiply by it or to divide by the voxel size (a batch decides once).
+enum class Scaling { kByReciprocal, kMultiply, kDivide };
+
+/// The voxel span of a query box into `s`, and its validity as AVX lanes: all four all-ones when the box is valid
+/// (else `s` holds garbage; rangeErrorOf says why). `reciprocal` is exactReciprocal(voxel_size): when not 0, the box
+/// is scaled by it instead of divided. Both corners go through AVX (lane 3 repeats z): one division or multiply each
+/// and one compare per check, since every query pays for this; the rounding is the same IEEE operations as scalar
+/// code.
+template <Scaling kScaling = Scaling::kByReciprocal>
+[[gnu::always_inline]] inline __m256d voxelSpanLanes(const Aabb& box, double voxel_size, double reciprocal,
+                                                     VoxelSpan& s) {
+  static_assert(offsetof(Aabb, max) == offsetof(Aabb, min) + 3 * sizeof(double) && sizeof(terrain::Vec3d) == 24);
+  // (min x, y, z, max x) and (min z, max x, y, z), permuted to (x, y, z, z) of each corner.
+  const __m256d lo = _mm256_permute_pd(_mm256_loadu_pd(&box.min.x), 0x2);
+  const __m256d hi = _mm256_permute4x64_pd(_mm256_loadu_pd(&box.min.z), _MM_SHUFFLE(3, 3, 2, 1));
   __m256d v_lo, v_hi;
-  if (reciprocal != 0) {
+  if (kScaling == Scaling::kMultiply || (kScaling == Scaling::kByReciprocal && reciprocal != 0)) {
     v_lo = _mm256_mul_pd(lo, _mm256_set1_pd(reciprocal));
     v_hi = _mm256_mul_pd(hi, _mm256_set1_pd(reciprocal));
   } else {
     v_lo = _mm256_div_pd(lo, _mm256_set1_pd(voxel_size));
     v_hi = _mm256_div_pd(hi, _mm256_set1_pd(voxel_size));
   }
-  // Valid: |v| < 2^16 on both corners (false for NaN and infinities, so also "finite") and lo <= hi.
-  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFF));
-  const __m256d limit = _mm256_set1_pd(kQueryLimit);
-  const __m256d valid =
-      _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(v_lo, magnitude), limit, _CMP_LT_OQ),
-                                  _mm256_cmp_pd(_mm256_and_pd(v_hi, magnitude), limit, _CMP_LT_OQ)),
-                    _mm256_cmp_pd(lo, hi, _CMP_LE_OQ));
-  if (_mm256_movemask_pd(valid) != 0xF) return false;
   // Voxels ceil(lo - 1.5) .. floor(hi + 0.5), exact in int32 below the limit.
   s.first = _mm256_cvttpd_epi32(
       _mm256_round_pd(_mm256_sub_pd(v_lo, _mm256_set1_pd(1.5)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
   s.last = _mm256_cvttpd_epi32(
       _mm256_round_pd(_mm256_add_pd(v_hi, _mm256_set1_pd(0.5)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
-  return true;
+  // Valid: |v| < 2^16 on both corners (false for NaN and infinities, so also "finite") and lo <= hi.
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFF));
+  const __m256d limit = _mm256_set1_pd(kQueryLimit);
+  return _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(v_lo, magnitude), limit, _CMP_LT_OQ),
+                                     _mm256_cmp_pd(_mm256_and_pd(v_hi, magnitude), limit, _CMP_LT_OQ)),
+                       _mm256_cmp_pd(lo, hi, _CMP_LE_OQ));
+}
+
+/// The voxel span of a query box into `s`; false when the box is invalid (rangeErrorOf says why). See voxelSpanLanes.
+template <Scaling kScaling = Scaling::kByReciprocal>
+[[gnu::always_inline]] inline bool voxelSpan(const Aabb& box, double voxel_size, double reciprocal, VoxelSpan& s) {
+  return _mm256_movemask_pd(voxelSpanLanes<kScaling>(box, voxel_size, reciprocal, s)) == 0xF;
 }
 
 /// Why voxelSpan rejected `box`: a non-finite coordinate or min > max on an axis (kInvalidArgument), else a
