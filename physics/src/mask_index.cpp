@@ -94,10 +94,10 @@ constexpr TouchWords kTouchWords;
 
 // Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
 // its selected words ORed and ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks
-// the answer from kTouchWords, with the chunk's tag.
+// the answer from kTouchWords, with the chunk's tag as `tag_bits` = tag << 4 (a grid cell's bits 4-5 as they are).
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const MaskStore::Masks& m,
                                                                          const __m256i* lanes, std::uint64_t footprint,
-                                                                         MaskTag tag) {
+                                                                         unsigned tag_bits) {
   const auto* words = reinterpret_cast<const __m256i*>(m.words);
   __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
   for (int i = 1; i < 4; ++i) {
@@ -105,7 +105,7 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const M
   }
   any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint)));
   const auto zero = unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(any, _mm256_setzero_si256()))));
-  return kTouchWords.of[zero | unsigned(tag) << 4];
+  return kTouchWords.of[zero | tag_bits];
 }
 
 // One chunk of a query, by touchWord; `masks` and `tag` are its cell's (FULL and absent entries read sentinels), so
@@ -113,7 +113,8 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const M
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, const MaskStore::Masks& masks,
                                                             std::uint64_t footprint, int y_lo, int y_hi,
                                                             ChunkTouch* t) {
-  const std::uint32_t word = touchWord(masks, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, tag);
+  const std::uint32_t word =
+      touchWord(masks, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, unsigned(tag) << 4);
   std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
   return (word >> 24) != 0;
 }
@@ -272,7 +273,8 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitChunk(const Chunk
                                                                      ChunkTouch* touched) {
   const __m128i at = t.at[v];
   const ChunkGrid::Cell cell = ChunkGrid::loadAt(cells, cellIndex(t, v));
-  const std::uint32_t word = touchWord(ChunkGrid::masksOf(cell), t.lanes[v], t.footprint[v], ChunkGrid::tagOf(cell));
+  static_assert(ChunkGrid::kTagShift == 4);
+  const std::uint32_t word = touchWord(ChunkGrid::masksOf(cell), t.lanes[v], t.footprint[v], unsigned(cell) & 0x30u);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(touched), _mm_insert_epi32(at, std::int32_t(word), 3));
   return word >> 24;
 }
