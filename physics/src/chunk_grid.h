@@ -2,12 +2,12 @@
 // The mask index's dense lookup: one cell per chunk over a box of chunk coordinates that contains every entry, so a
 // query finds a chunk's entry with one load instead of a hash probe (../shared/research/masks-feasibility.md: 7.9 ns
 // per visited chunk with a dense index against 14.5 with a hash map). Chunks outside the box have no entry. A cell is
-// the address of the masks a query reads (MaskStore::querySlot's slot: 64-byte aligned) plus the entry's tag in its
-// low bits, so a visit reaches the masks without the store's directory; a chunk without an entry holds the no-masks
-// sentinel with tag kEmpty. The index builds a grid only while its box stays small (kMaxCells, and at most
-// kCellsPerEntry per entry: a sparse world spread over a huge range keeps only the hash table) and replaces it by a
-// larger one when an entry falls outside; a replaced grid is kept until the index dies, because lock-free readers may
-// still be walking it (the index's sequence number sends them back).
+// the address of the solid line a query reads (MaskStore::queryPlace's: 64-byte aligned) plus, in its low bits, the
+// entry's tag and whether the water line follows, so a visit reaches the masks without the store's directory; a chunk
+// without an entry holds the no-masks sentinel with tag kEmpty. The index builds a grid only while its box stays
+// small (kMaxCells, and at most kCellsPerEntry per entry: a sparse world spread over a huge range keeps only the hash
+// table) and replaces it by a larger one when an entry falls outside; a replaced grid is kept until the index dies,
+// because lock-free readers may still be walking it (the index's sequence number sends them back).
 // Cells are written with release stores and read with acquire loads: a reader that sees a cell sees its segment.
 
 #include <immintrin.h>
@@ -29,10 +29,11 @@ class ChunkGrid {
   static constexpr std::int64_t kMaxCells = std::int64_t(1) << 22;  // 32 MB of cells
   static constexpr std::int64_t kCellsPerEntry = 64;
 
-  using Cell = std::uintptr_t;  // the masks' address | tag << kTagShift
+  using Cell = std::uintptr_t;  // the solid line's address | tag << kTagShift | kWaterBit if the water line follows
   // Bits 4-5: a query's answer table is indexed by tag << 4 (mask_index.cpp), so it masks the cell instead of shifting.
   static constexpr int kTagShift = 4;
-  static_assert(alignof(MaskStore::Masks) >= 64, "a cell keeps the tag in the masks' address's low 6 bits");
+  static constexpr Cell kWaterBit = 8;
+  static_assert(alignof(MaskStore::Line) >= 64, "a cell keeps its bits in the line address's low 6 bits");
 
   /// A grid covering [lo, hi], every cell `empty` (no entry); nullptr when that is too many cells for `entries`.
   /// With `room`, each side gets 4 chunks and a quarter of the extent more, so a world that keeps growing replaces its
@@ -61,6 +62,7 @@ class ChunkGrid {
     g->m_lanes[2] = both(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
     g->m_cells = std::make_unique_for_overwrite<Cell[]>(std::size_t(cells));  // written once, below
     std::fill_n(g->m_cells.get(), cells, empty);
+    g->m_zero = solidOf(empty);
     for (int d = 0; d < 8; ++d) {
       const int dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
       g->m_block_steps[d] = _mm_setr_epi32(dx, dy, dz, std::int32_t(dx + n[0] * (dy + n[1] * dz)));
@@ -68,13 +70,18 @@ class ChunkGrid {
     return g;
   }
 
-  static Cell cell(MaskTag tag, const MaskStore::Masks& masks) {
-    return reinterpret_cast<Cell>(&masks) | Cell(tag) << kTagShift;
+  /// The cell of an entry whose masks lie at `place` of `store`.
+  static Cell cell(MaskTag tag, const MaskStore& store, MaskStore::Place place) {
+    return reinterpret_cast<Cell>(store.solid(place)) | Cell(tag) << kTagShift | (place.water ? kWaterBit : 0);
   }
   static MaskTag tagOf(Cell cell) { return MaskTag(cell >> kTagShift & 3); }
-  static const MaskStore::Masks& masksOf(Cell cell) {
-    return *reinterpret_cast<const MaskStore::Masks*>(cell & ~Cell(63));
+  /// The solid words of a cell's masks, and its water words (`zero`, the no-masks sentinel's line, without water).
+  static const std::uint64_t* solidOf(Cell cell) { return reinterpret_cast<const std::uint64_t*>(cell & ~Cell(63)); }
+  static const std::uint64_t* waterOf(Cell cell, const std::uint64_t* zero) {
+    return (cell & kWaterBit) != 0 ? solidOf(cell) + 8 : zero;
   }
+  /// The no-masks sentinel's zero line, which every cell without an entry points to.
+  const std::uint64_t* zeroLine() const { return m_zero; }
 
   bool contains(terrain::ChunkCoord c) const {
     return std::uint32_t(c.x - m_lo.x) < std::uint32_t(m_n[0]) && std::uint32_t(c.y - m_lo.y) < std::uint32_t(m_n[1]) &&
@@ -121,6 +128,7 @@ class ChunkGrid {
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
   std::unique_ptr<Cell[]> m_cells;
+  const std::uint64_t* m_zero = nullptr;
 };
 
 }  // namespace vtp::physics

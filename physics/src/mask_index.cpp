@@ -47,18 +47,18 @@ struct Footprints {
 };
 constexpr Footprints kFootprints;
 
-// Which of a chunk's 16 mask words (MaskStore::Masks: solid(y), water(y) side by side) Y slices lo..hi select: all
+// Which of a chunk's 8 solid words, and of its 8 water words (MaskStore: a line each), Y slices lo..hi select: all
 // ones there, by table, so the slice test has no loop.
 struct SliceLanes {
-  alignas(32) std::uint64_t words[8][8][16] = {};
+  alignas(64) std::uint64_t words[8][8][8] = {};
   constexpr SliceLanes() {
     for (int lo = 0; lo < 8; ++lo)
       for (int hi = lo; hi < 8; ++hi)
-        for (int y = lo; y <= hi; ++y) words[lo][hi][2 * y] = words[lo][hi][2 * y + 1] = ~std::uint64_t(0);
+        for (int y = lo; y <= hi; ++y) words[lo][hi][y] = ~std::uint64_t(0);
   }
 };
 constexpr SliceLanes kSliceLanes;
-static_assert(sizeof(kSliceLanes.words[0][0]) == 128, "listVisits computes sliceLanes' address with a shift by 7");
+static_assert(sizeof(kSliceLanes.words[0][0]) == 64, "listVisits computes sliceLanes' address with a shift by 6");
 
 // The lock-free query paths read mask words and grid cells that an edit may be storing: a seqlock reader's racy reads,
 // whose results the sequence check discards (State). Their loads are plain (whole-chunk vector loads of the masks);
@@ -79,42 +79,52 @@ inline const __m256i* sliceLanes(unsigned lo, unsigned hi) {
 }
 
 // A chunk's answer as the last word of its ChunkTouch (solid, water and tag bytes) plus, in the top byte, whether it
-// touches at all; by the sentinel test's 4 lane bits (touchWord) and the tag.
+// touches at all; by the sentinel test's 4 lane bits (touchWord), whether the chunk has a water line (bit 4: without
+// one, the test's water lanes read the solid line again and count for nothing) and the tag (bits 5-6).
 struct TouchWords {
-  std::uint32_t of[64] = {};
+  std::uint32_t of[128] = {};
   constexpr TouchWords() {
-    for (std::uint32_t i = 0; i < 64; ++i) {
-      const std::uint32_t zero = i & 15, tag = i >> 4;  // zero: lanes 0 and 2 (solid words), 1 and 3 (water words)
-      const std::uint32_t solid = (zero & 5) != 5, water = (zero & 10) != 10;
+    for (std::uint32_t i = 0; i < 128; ++i) {
+      const std::uint32_t zero = i & 15, water_line = i >> 4 & 1, tag = i >> 5;  // zero: lanes 0, 2 solid; 1, 3 water
+      const std::uint32_t solid = (zero & 5) != 5, water = water_line & ((zero & 10) != 10);
       of[i] = solid | water << 8 | tag << 16 | (solid | water) << 24;
     }
   }
 };
+// kTouchWords' index bits above the lane bits: a chunk with a water line and tag `tag`.
+inline unsigned touchIndex(bool water_line, MaskTag tag) { return unsigned(water_line) << 4 | unsigned(tag) << 5; }
 constexpr TouchWords kTouchWords;
 
-// Whether a chunk's masks touch solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`:
-// its selected words ORed and ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks
-// the answer from kTouchWords, with the chunk's tag as `tag_bits` = tag << 4 (a grid cell's bits 4-5 as they are).
-VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const MaskStore::Masks& m,
+// Whether a chunk touches solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`: its
+// selected solid words ORed and its selected water words ORed, side by side (solid in lanes 0 and 2, water in 1 and
+// 3), ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks the answer from
+// kTouchWords, with `index` = touchIndex(...) (a grid cell's bits 3-5 shifted by one). `solid` and `water` are lines
+// of 8 words.
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const std::uint64_t* solid,
+                                                                         const std::uint64_t* water,
                                                                          const __m256i* lanes, std::uint64_t footprint,
-                                                                         unsigned tag_bits) {
-  const auto* words = reinterpret_cast<const __m256i*>(m.words);
-  __m256i any = _mm256_and_si256(_mm256_load_si256(words), _mm256_load_si256(lanes));
-  for (int i = 1; i < 4; ++i) {
-    any = _mm256_or_si256(any, _mm256_and_si256(_mm256_load_si256(words + i), _mm256_load_si256(lanes + i)));
-  }
+                                                                         unsigned index) {
+  const auto* s = reinterpret_cast<const __m256i*>(solid);
+  const auto* w = reinterpret_cast<const __m256i*>(water);
+  const __m256i l0 = _mm256_load_si256(lanes), l1 = _mm256_load_si256(lanes + 1);
+  const __m256i any_solid =
+      _mm256_or_si256(_mm256_and_si256(_mm256_load_si256(s), l0), _mm256_and_si256(_mm256_load_si256(s + 1), l1));
+  const __m256i any_water =
+      _mm256_or_si256(_mm256_and_si256(_mm256_load_si256(w), l0), _mm256_and_si256(_mm256_load_si256(w + 1), l1));
+  __m256i any =
+      _mm256_or_si256(_mm256_unpacklo_epi64(any_solid, any_water), _mm256_unpackhi_epi64(any_solid, any_water));
   any = _mm256_and_si256(any, _mm256_set1_epi64x(std::int64_t(footprint)));
   const auto zero = unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(any, _mm256_setzero_si256()))));
-  return kTouchWords.of[zero | tag_bits];
+  return kTouchWords.of[zero | index];
 }
 
-// One chunk of a query, by touchWord; `masks` and `tag` are its cell's (FULL and absent entries read sentinels), so
-// there is no branch on the tag. Returns whether it touches.
-VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, const MaskStore::Masks& masks,
-                                                            std::uint64_t footprint, int y_lo, int y_hi,
-                                                            ChunkTouch* t) {
+// One chunk of a query, by touchWord; `solid`, `water` and `tag` are its entry's (FULL and absent entries read
+// sentinels), so there is no branch on the tag. Returns whether it touches.
+VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, const std::uint64_t* solid,
+                                                            const std::uint64_t* water, std::uint64_t footprint,
+                                                            int y_lo, int y_hi, ChunkTouch* t) {
   const std::uint32_t word =
-      touchWord(masks, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, unsigned(tag) << 4);
+      touchWord(solid, water, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, touchIndex(true, tag));
   std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
   return (word >> 24) != 0;
 }
@@ -195,9 +205,9 @@ template <int kHalf, std::size_t kBoxes>
   auto* footprint = reinterpret_cast<__m256i*>(t.footprint + 8 * box);
   _mm256_store_si256(footprint, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, kZ0)));
   _mm256_store_si256(footprint + 1, _mm256_and_si256(xx, _mm256_permute4x64_epi64(z, kZ1)));
-  // Slice lanes: 128 (8 lo + hi) bytes into kSliceLanes, d & 2 picking the y chunk.
+  // Slice lanes: 64 (8 lo + hi) bytes into kSliceLanes, d & 2 picking the y chunk.
   const __m128i half_rows = kHalf ? _mm256_extracti128_si256(rows, 1) : _mm256_castsi256_si128(rows);
-  const __m256i lanes = _mm256_add_epi64(_mm256_slli_epi64(_mm256_cvtepu32_epi64(half_rows), 7), k.lanes_base);
+  const __m256i lanes = _mm256_add_epi64(_mm256_slli_epi64(_mm256_cvtepu32_epi64(half_rows), 6), k.lanes_base);
   _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box), lanes);
   _mm256_store_si256(reinterpret_cast<__m256i*>(t.lanes + 8 * box + 4), lanes);
   // Coordinates and cell index: the first chunk's plus each d's step, two d at a time.
@@ -255,26 +265,29 @@ inline std::uint32_t cellIndex(const VisitTable<kBoxes>& t, unsigned v) {
   return index;
 }
 
-// Asks for visit v's masks (two cache lines) ahead of its visit: a world's masks outgrow the caches, and a batched
-// walk knows its visits in advance. Prefetching 16 visits ahead took 15% off the batched query.
+// Asks for visit v's solid line ahead of its visit (water lines are rare, and not asked for): a world's masks outgrow
+// the caches, and a batched walk knows its visits in advance. Prefetching 16 visits ahead took 15% off the batched
+// query.
 template <std::size_t kBoxes>
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline void prefetchVisit(const ChunkGrid::Cell* cells,
                                                                     const VisitTable<kBoxes>& t, unsigned v) {
-  const auto* masks = reinterpret_cast<const char*>(&ChunkGrid::masksOf(ChunkGrid::loadAt(cells, cellIndex(t, v))));
-  _mm_prefetch(masks, _MM_HINT_T0);
-  _mm_prefetch(masks + 64, _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(ChunkGrid::solidOf(ChunkGrid::loadAt(cells, cellIndex(t, v)))),
+               _MM_HINT_T0);
 }
 
 // Visit v of `t`, tested and written to `*touched` as one 16-byte store (coordinates, then the solid, water and tag
 // bytes; the padding byte gets the touch word's top byte) whether or not it touches. Returns whether it does.
 template <std::size_t kBoxes>
+// A chunk without water reads its solid line in place of a water line (no branch), and the answer table ignores it.
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitChunk(const ChunkGrid::Cell* cells,
                                                                      const VisitTable<kBoxes>& t, unsigned v,
                                                                      ChunkTouch* touched) {
   const __m128i at = t.at[v];
   const ChunkGrid::Cell cell = ChunkGrid::loadAt(cells, cellIndex(t, v));
-  static_assert(ChunkGrid::kTagShift == 4);
-  const std::uint32_t word = touchWord(ChunkGrid::masksOf(cell), t.lanes[v], t.footprint[v], unsigned(cell) & 0x30u);
+  static_assert(ChunkGrid::kTagShift == 4 && ChunkGrid::kWaterBit == 8, "touchIndex is the cell's bits 3-5 << 1");
+  const std::uint64_t* solid = ChunkGrid::solidOf(cell);
+  const std::uint32_t word = touchWord(solid, solid + (cell & ChunkGrid::kWaterBit), t.lanes[v], t.footprint[v],
+                                       unsigned(cell & 0x38u) << 1);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(touched), _mm_insert_epi32(at, std::int32_t(word), 3));
   return word >> 24;
 }
@@ -379,13 +392,14 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
-VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, const MaskStore::Masks& masks, const QueryRange& r,
-                              std::vector<ChunkTouch>& out) {
+VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, const std::uint64_t* solid, const std::uint64_t* water,
+                              const QueryRange& r, std::vector<ChunkTouch>& out) {
   const std::uint64_t footprint =
       kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &
       kFootprints.z[firstIn(c.z, r.chunk_lo.z, r.lo[2])][lastIn(c.z, r.chunk_hi.z, r.hi[2])];
   ChunkTouch t;
-  if (touch(c, tag, masks, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]), &t)) {
+  if (touch(c, tag, solid, water, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]),
+            &t)) {
     out.push_back(t);
   }
 }
@@ -402,7 +416,8 @@ VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const QueryRange& r, std
       for (std::int32_t x = a.x; x <= b.x; ++x, ++i) {
         const ChunkGrid::Cell cell = grid.load(i);
         if (ChunkGrid::tagOf(cell) != MaskTag::kEmpty) {
-          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::masksOf(cell), r, out);
+          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::solidOf(cell), ChunkGrid::waterOf(cell, grid.zeroLine()),
+                r, out);
         }
       }
     }
@@ -503,14 +518,14 @@ struct MaskIndex::State {
     const MaskTable::Slot* now = table.find(c);
     if (g->contains(c)) {
       const ChunkGrid::Cell cell =
-          now ? ChunkGrid::cell(now->tag, table.store().queryMasks(now->tag, now->masks)) : noEntry();
+          now ? ChunkGrid::cell(now->tag, table.store(), MaskStore::queryPlace(now->tag, now->place())) : noEntry();
       grids.back()->store(c, cell);
     } else if (now) {
       makeGrid(true);
     }
   }
   // The cell of a chunk without an entry: the no-masks sentinel, tagged empty.
-  ChunkGrid::Cell noEntry() const { return ChunkGrid::cell(MaskTag::kEmpty, table.store().at(MaskStore::kNoMasks)); }
+  ChunkGrid::Cell noEntry() const { return ChunkGrid::cell(MaskTag::kEmpty, table.store(), MaskStore::kNoMasks); }
   // A grid over every entry (replacing the current one), or none when their range is too large; `room` to grow into.
   void makeGrid(bool room) {
     ChunkCoord lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
@@ -522,7 +537,7 @@ struct MaskIndex::State {
     std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room, noEntry());
     if (g) {
       table.forEach([&](const MaskTable::Slot& s) {
-        g->store(s.key, ChunkGrid::cell(s.tag, table.store().queryMasks(s.tag, s.masks)));
+        g->store(s.key, ChunkGrid::cell(s.tag, table.store(), MaskStore::queryPlace(s.tag, s.place())));
       });
     }
     grid.store(g.get(), std::memory_order_release);
@@ -678,7 +693,8 @@ void MaskIndex::State::querySlow(const QueryRange& r, bool huge, std::vector<Chu
   out.clear();
   std::shared_lock lock(mutex);
   auto visitSlot = [&](const MaskTable::Slot& s) {
-    visit(s.key, s.tag, table.store().queryMasks(s.tag, s.masks), r, out);
+    const MaskStore::Place place = MaskStore::queryPlace(s.tag, s.place());
+    visit(s.key, s.tag, table.store().solid(place), table.store().water(place), r, out);
   };
   if (!huge) {
     for (std::int32_t z = r.chunk_lo.z; z <= r.chunk_hi.z; ++z)

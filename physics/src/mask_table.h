@@ -1,10 +1,11 @@
 #pragma once
 // The mask index's storage: an open-addressing hash table of small slots (key, tag, mask slot) with linear probing
-// and backward-shift deletion, and the MIXED chunks' masks in a MaskStore (stable slots, reused). A query's lookup
+// and backward-shift deletion, and the MIXED chunks' masks in a MaskStore (stable lines, reused). A query's lookup
 // touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the index
 // guards it; only the masks may be read without its lock, see mask_store.h).
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "mask_store.h"
@@ -18,9 +19,10 @@ class MaskTable {
   struct Slot {
     terrain::ChunkCoord key;
     MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
-    std::uint32_t masks = 0;        // MaskStore slot (kMixed only; may be a shared sentinel)
+    bool water = false;             // the masks' place (kMixed only; may be a shared sentinel): its water line, and
+    std::uint32_t line = 0;         // its solid line
+    MaskStore::Place place() const { return {line, water}; }
   };
-  using Masks = MaskStore::Masks;
 
   MaskTable() : m_slots(16) {}
 
@@ -40,10 +42,11 @@ class MaskTable {
     if (!s) return {};
     ChunkMasks out{s->tag, {}, {}};
     if (s->tag == MaskTag::kMixed) {
-      const Masks& m = m_masks.at(s->masks);
+      const std::uint64_t* solid = m_masks.solid(s->place());
+      const std::uint64_t* water = m_masks.water(s->place());
       for (std::size_t y = 0; y < 8; ++y) {
-        out.solid[y] = m.solid(y);
-        out.water[y] = m.water(y);
+        out.solid[y] = solid[y];
+        out.water[y] = water[y];
       }
     }
     return out;
@@ -72,7 +75,7 @@ class MaskTable {
   std::size_t slotCount() const { return m_slots.size(); }
   std::size_t maskBytesAllocated() const { return m_masks.allocatedBytes(); }
   /// Bytes of masks held by MIXED chunks of their own (shared sentinels excluded).
-  std::size_t maskBytesOwned() const { return m_masks.ownedSlots() * sizeof(Masks); }
+  std::size_t maskBytesOwned() const { return m_masks.ownedLines() * sizeof(MaskStore::Line); }
   template <typename Fn>
   void forEach(Fn&& fn) const {
     for (const Slot& s : m_slots) {
@@ -84,25 +87,31 @@ class MaskTable {
   static std::size_t hash(terrain::ChunkCoord c) { return std::size_t(terrain::chunkHash(c)); }
   std::size_t mask() const { return m_slots.size() - 1; }
 
-  // Gives a slot the masks of `m`: MIXED keeps (or takes) an entry of the mask array, others release theirs.
-  // MIXED masks equal to a sentinel's share that slot instead.
+  // Gives a slot the masks of `m`: MIXED keeps (or takes) lines of its own, as many as it needs (one, or two with
+  // water), others release theirs. MIXED masks equal to a sentinel's share its lines instead.
   void placeMasks(Slot& s, const ChunkMasks& m) {
     const bool owned = ownsMasks(s);
-    const std::uint32_t shared = m.tag == MaskTag::kMixed ? MaskStore::sharedSlot(m) : MaskStore::kNoMasks;
-    if (m.tag == MaskTag::kMixed && shared == MaskStore::kFirstOwned) {
-      if (!owned) s.masks = m_masks.allocate();
-      m_masks.store(s.masks, m);
+    const std::optional<MaskStore::Place> shared =
+        m.tag == MaskTag::kMixed ? MaskStore::sharedPlace(m) : std::optional(MaskStore::kNoMasks);
+    MaskStore::Place place;
+    if (!shared) {
+      const bool water = MaskStore::hasWater(m);
+      place = owned && s.water == water ? s.place() : m_masks.allocate(water);
+      if (owned && s.water != water) m_masks.release(s.place());
+      m_masks.store(place, m);
     } else {
-      if (owned) m_masks.release(s.masks);
-      s.masks = shared;
+      if (owned) m_masks.release(s.place());
+      place = *shared;
     }
+    s.line = place.line;
+    s.water = place.water;
     s.tag = m.tag;
   }
-  static bool ownsMasks(const Slot& s) { return s.tag == MaskTag::kMixed && s.masks >= MaskStore::kFirstOwned; }
+  static bool ownsMasks(const Slot& s) { return s.tag == MaskTag::kMixed && MaskStore::owned(s.place()); }
 
   // Backward-shift deletion: later slots of the probe run move up, so lookups never need tombstones.
   void erase(Slot& slot) {
-    if (ownsMasks(slot)) m_masks.release(slot.masks);
+    if (ownsMasks(slot)) m_masks.release(slot.place());
     std::size_t i = std::size_t(&slot - m_slots.data());
     for (std::size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
       if (m_slots[j].tag == MaskTag::kEmpty) break;

@@ -68,7 +68,8 @@ struct MaskIndexOptions {
 struct MaskIndexStats {
   std::size_t entries = 0;  ///< Chunks with a non-empty 10^3 box.
   std::size_t mixed = 0, full_solid = 0, full_water = 0;
-  std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks; all-ones copies shared).
+  std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks; water words only where
+                                ///< there is water; all-ones solid copies shared).
   std::size_t index_bytes = 0;  ///< Everything else: keys, tags, map slots and container slack (estimate).
 };
 
