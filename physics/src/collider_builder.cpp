@@ -36,21 +36,18 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   if (past != mesh.indices.begin() + 3 * std::ptrdiff_t(mesh.triangle_count)) {
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a triangle index is past vertex_count", {}};
   }
-  // Used vertices, renumbered in their original order.
+  // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes. The same pass marks
+  // the vertices in use (0 in m_remap).
   m_remap.assign(std::size_t(mesh.vertex_count), -1);
-  for (int i = 0; i < 3 * triangles; ++i) m_remap[mesh.indices[std::size_t(i)]] = 0;
-  int vertices = 0;
-  for (std::int32_t& r : m_remap)
-    if (r == 0) r = vertices++;
-  // Corner offsets (3 x vertex index) must fit in 15 bits, bit 15 being the edge flag.
-  if (3 * (vertices - 1) > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
-
-  // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes.
+  std::int32_t* remap = m_remap.data();
+  const std::uint16_t* indices = mesh.indices.data();
   m_bounds.resize(std::size_t(triangles));
   __m128i all_min = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   __m128i all_max = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   auto vertex = [&](int i) {
-    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&mesh.vertices[mesh.indices[std::size_t(i)]]));
+    const std::uint16_t v = indices[i];
+    remap[v] = 0;
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&mesh.vertices[v]));
   };
   for (int t = 0; t < triangles; ++t) {
     const __m128i v0 = vertex(3 * t), v1 = vertex(3 * t + 1), v2 = vertex(3 * t + 2);
@@ -68,6 +65,12 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
   _mm_store_si128(reinterpret_cast<__m128i*>(hi_all), all_max);
   const std::array<std::int16_t, 6> all{lo_all[0], lo_all[1], lo_all[2], hi_all[0], hi_all[1], hi_all[2]};
+  // Used vertices, renumbered in their original order.
+  int vertices = 0;
+  for (std::int32_t& r : m_remap)
+    if (r == 0) r = vertices++;
+  // Corner offsets (3 x vertex index) must fit in 15 bits, bit 15 being the edge flag.
+  if (3 * (vertices - 1) > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
   buildKd(m_bounds, m_options, m_kd, m_kd_scratch);
   const int leaves = int(m_kd.leaves.size());
   const int groups = (leaves + kLeafGroup - 1) / kLeafGroup;
@@ -128,8 +131,6 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   auto* materials = const_cast<std::uint8_t*>(c->materials());
   m_edge_flags.resize(std::size_t(triangles));
   computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
-  const std::uint16_t* indices = mesh.indices.data();
-  const std::int32_t* remap = m_remap.data();
   for (int i = 0; i < triangles; ++i) {
     const std::uint16_t t = m_kd.order[std::size_t(i)];
     const unsigned flags = m_edge_flags[t];
