@@ -62,7 +62,6 @@ class ChunkGrid {
     g->m_lanes[2] = both(1, g->m_n[0], g->m_n[0] * g->m_n[1], 0);  // below kMaxCells
     g->m_cells = std::make_unique_for_overwrite<Cell[]>(std::size_t(cells));  // written once, below
     std::fill_n(g->m_cells.get(), cells, empty);
-    g->m_zero = solidOf(empty);
     for (int d = 0; d < 8; ++d) {
       const int dx = d & 1, dy = d >> 1 & 1, dz = d >> 2;
       g->m_block_steps[d] = _mm_setr_epi32(dx, dy, dz, std::int32_t(dx + n[0] * (dy + n[1] * dz)));
@@ -75,13 +74,12 @@ class ChunkGrid {
     return reinterpret_cast<Cell>(store.solid(place)) | Cell(tag) << kTagShift | (place.water ? kWaterBit : 0);
   }
   static MaskTag tagOf(Cell cell) { return MaskTag(cell >> kTagShift & 3); }
-  /// The solid words of a cell's masks, and its water words (`zero`, the no-masks sentinel's line, without water).
+  /// The solid words of a cell's masks.
   static const std::uint64_t* solidOf(Cell cell) { return reinterpret_cast<const std::uint64_t*>(cell & ~Cell(63)); }
-  static const std::uint64_t* waterOf(Cell cell, const std::uint64_t* zero) {
-    return (cell & kWaterBit) != 0 ? solidOf(cell) + 8 : zero;
-  }
-  /// The no-masks sentinel's zero line, which every cell without an entry points to.
-  const std::uint64_t* zeroLine() const { return m_zero; }
+  /// Its water words when kWaterBit is set, else its solid words again (no branch; the query's answer table, indexed
+  /// with the cell's bits, ignores them then).
+  static const std::uint64_t* waterLineOf(Cell cell) { return solidOf(cell) + (cell & kWaterBit); }
+  static_assert(kWaterBit == 8, "waterLineOf steps 8 words, one line");
 
   bool contains(terrain::ChunkCoord c) const {
     return std::uint32_t(c.x - m_lo.x) < std::uint32_t(m_n[0]) && std::uint32_t(c.y - m_lo.y) < std::uint32_t(m_n[1]) &&
@@ -128,7 +126,6 @@ class ChunkGrid {
   terrain::ChunkCoord m_lo, m_hi;
   std::int32_t m_n[3] = {};
   std::unique_ptr<Cell[]> m_cells;
-  const std::uint64_t* m_zero = nullptr;
 };
 
 }  // namespace vtp::physics

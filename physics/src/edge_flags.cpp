@@ -21,13 +21,15 @@ static_assert(kCellSide <= 16, "cell coordinates are packed 4 bits apart");
 constexpr int kCells = 16 * 16 * kCellSide;  // names 0 .. 2730 and a little slack
 constexpr int kDirections = 6;                 // +x, -x, +y, -y, +z, -z: direction d ^ 1 is d's opposite
 constexpr int kDirectionBits = 3;              // a half-edge's table entry: its start cell << 3 | its direction
+constexpr unsigned kDirectionMask = (1u << kDirectionBits) - 1;
 static_assert(kDirections <= 1 << kDirectionBits);
 // The direction of a step from one cell to another, by the difference of their names offset by kCells, or kNotFace.
 constexpr std::uint8_t kNotFace = 0xFF;
 constexpr std::array<std::uint8_t, 2 * kCells> kStepDirection = [] {
   std::array<std::uint8_t, 2 * kCells> d{};
   d.fill(kNotFace);
-  d[kCells + 1] = 0, d[kCells - 1] = 1, d[kCells + 16] = 2, d[kCells - 16] = 3, d[kCells + 256] = 4, d[kCells - 256] = 5;
+  d[kCells + 1] = 0, d[kCells - 1] = 1, d[kCells + 16] = 2, d[kCells - 16] = 3;
+  d[kCells + 256] = 4, d[kCells - 256] = 5;
   return d;
 }();
 
@@ -154,19 +156,19 @@ int addQuads(const mesher::ChunkMesh& mesh, EdgeFlagScratch& scratch) {
   for (; q < triangles / 2; ++q) {
     const std::uint16_t* t = idx + 6 * q;
     const std::uint16_t a = t[0], c = t[2];
-    const unsigned ca = cell[a], cb = cell[t[1]], cc = cell[c], cd = cell[t[5]];
-    const unsigned ab = step(ca, cb), bc = step(cb, cc), cd_ = step(cc, cd), da = step(cd, ca);
-    const bool square = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd_ == (ab ^ 1u)) &
+    const unsigned na = cell[a], nb = cell[t[1]], nc = cell[c], nd = cell[t[5]];  // the cells' names
+    const unsigned ab = step(na, nb), bc = step(nb, nc), cd = step(nc, nd), da = step(nd, na);
+    const bool square = (t[3] == a) & (t[4] == c) & (ab != kNotFace) & (bc != kNotFace) & (cd == (ab ^ 1u)) &
                         (da == (bc ^ 1u)) & ((ab >> 1) != (bc >> 1));
     if (!square) break;
     // The square by its lowest cell (the smallest name) and the axis across it.
-    const unsigned name = std::min(std::min(ca, cb), std::min(cc, cd)) * 3u + (3 - (ab >> 1) - (bc >> 1));
+    const unsigned name = std::min(std::min(na, nb), std::min(nc, nd)) * 3u + (3 - (ab >> 1) - (bc >> 1));
     if (square_used[name]) break;
     square_used[name] = 1;
     squares[q] = std::uint16_t(name);
     const std::uint32_t t0 = 8 * std::uint32_t(q), t1 = t0 + 4;  // triangles 2q and 2q + 1, shifted by 2
-    const std::uint64_t keys = add(ca, ab, t0) | add(cb, bc, t0 + 1) << 16 | add(cc, cd_, t1 + 1) << 32 |
-                               add(cd, da, t1 + 2) << 48;
+    const std::uint64_t keys = add(na, ab, t0) | add(nb, bc, t0 + 1) << 16 | add(nc, cd, t1 + 1) << 32 |
+                               add(nd, da, t1 + 2) << 48;
     std::memcpy(written + 4 * q, &keys, sizeof keys);
   }
   return q;
@@ -195,7 +197,7 @@ void classifyQuads(const mesher::ChunkMesh& mesh, std::span<std::uint8_t> flags,
   // Half-edge k of triangle t, from -> to; `key` is its own entry. Returns its bit for flags[t]; sets its twin's in
   // flags[u] when it tests for both.
   auto outerEdge = [&](std::uint32_t t, unsigned k, std::uint16_t from, std::uint16_t to, unsigned key) {
-    const unsigned direction = (key & ((1u << kDirectionBits) - 1)) ^ 1u;  // to -> from
+    const unsigned direction = (key & kDirectionMask) ^ 1u;  // to -> from
     const std::uint32_t back = outer[unsigned(cell[to]) << kDirectionBits | direction];
     const std::uint32_t u = (back & 0xFFFFu) >> 2, j = back & 3u;
     const bool forward = direction & 1u;  // from -> to is along +x, +y or +z

@@ -91,15 +91,20 @@ struct TouchWords {
     }
   }
 };
-// kTouchWords' index bits above the lane bits: a chunk with a water line and tag `tag`.
-inline unsigned touchIndex(bool water_line, MaskTag tag) { return unsigned(water_line) << 4 | unsigned(tag) << 5; }
 constexpr TouchWords kTouchWords;
+
+// kTouchWords' index bits above the lane bits: a chunk with a water line (or not) and tag `tag`.
+inline unsigned touchIndex(bool water_line, MaskTag tag) { return unsigned(water_line) << 4 | unsigned(tag) << 5; }
+// The same from a grid cell: its water bit and tag bits, shifted by one.
+inline unsigned touchIndexOf(ChunkGrid::Cell cell) {
+  static_assert(ChunkGrid::kWaterBit == 8 && ChunkGrid::kTagShift == 4, "the cell's bits 3-5 are touchIndex's 4-6");
+  return unsigned(cell & 0x38u) << 1;
+}
 
 // Whether a chunk touches solid and water in the slices `lanes` selects (sliceLanes) and the XZ `footprint`: its
 // selected solid words ORed and its selected water words ORed, side by side (solid in lanes 0 and 2, water in 1 and
 // 3), ANDed with the footprint; which of the 4 lanes are zero (a compare and a movemask) picks the answer from
-// kTouchWords, with `index` = touchIndex(...) (a grid cell's bits 3-5 shifted by one). `solid` and `water` are lines
-// of 8 words.
+// kTouchWords, with `index` = touchIndex or touchIndexOf. `solid` and `water` are lines of 8 words.
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const std::uint64_t* solid,
                                                                          const std::uint64_t* water,
                                                                          const __m256i* lanes, std::uint64_t footprint,
@@ -118,13 +123,13 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline std::uint32_t touchWord(const s
   return kTouchWords.of[zero | index];
 }
 
-// One chunk of a query, by touchWord; `solid`, `water` and `tag` are its entry's (FULL and absent entries read
-// sentinels), so there is no branch on the tag. Returns whether it touches.
+// One chunk of a query, by touchWord; `solid`, `water`, `index` and `tag` are its entry's (FULL and absent entries
+// read sentinels), so there is no branch on the tag. Returns whether it touches.
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline bool touch(ChunkCoord c, MaskTag tag, const std::uint64_t* solid,
-                                                            const std::uint64_t* water, std::uint64_t footprint,
-                                                            int y_lo, int y_hi, ChunkTouch* t) {
-  const std::uint32_t word =
-      touchWord(solid, water, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, touchIndex(true, tag));
+                                                            const std::uint64_t* water, unsigned index,
+                                                            std::uint64_t footprint, int y_lo, int y_hi,
+                                                            ChunkTouch* t) {
+  const std::uint32_t word = touchWord(solid, water, sliceLanes(unsigned(y_lo), unsigned(y_hi)), footprint, index);
   std::construct_at(t, ChunkTouch{c, (word & 1) != 0, (word >> 8 & 1) != 0, tag});
   return (word >> 24) != 0;
 }
@@ -278,16 +283,13 @@ VTP_SEQLOCK_READER [[gnu::always_inline]] inline void prefetchVisit(const ChunkG
 // Visit v of `t`, tested and written to `*touched` as one 16-byte store (coordinates, then the solid, water and tag
 // bytes; the padding byte gets the touch word's top byte) whether or not it touches. Returns whether it does.
 template <std::size_t kBoxes>
-// A chunk without water reads its solid line in place of a water line (no branch), and the answer table ignores it.
 VTP_SEQLOCK_READER [[gnu::always_inline]] inline unsigned visitChunk(const ChunkGrid::Cell* cells,
                                                                      const VisitTable<kBoxes>& t, unsigned v,
                                                                      ChunkTouch* touched) {
   const __m128i at = t.at[v];
   const ChunkGrid::Cell cell = ChunkGrid::loadAt(cells, cellIndex(t, v));
-  static_assert(ChunkGrid::kTagShift == 4 && ChunkGrid::kWaterBit == 8, "touchIndex is the cell's bits 3-5 << 1");
-  const std::uint64_t* solid = ChunkGrid::solidOf(cell);
-  const std::uint32_t word = touchWord(solid, solid + (cell & ChunkGrid::kWaterBit), t.lanes[v], t.footprint[v],
-                                       unsigned(cell & 0x38u) << 1);
+  const std::uint32_t word = touchWord(ChunkGrid::solidOf(cell), ChunkGrid::waterLineOf(cell), t.lanes[v],
+                                       t.footprint[v], touchIndexOf(cell));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(touched), _mm_insert_epi32(at, std::int32_t(word), 3));
   return word >> 24;
 }
@@ -305,8 +307,8 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const VoxelSpan&
 }
 
 // A range of at most two chunks per axis, the small walk's.
-inline bool smallRange(__m128i clo, __m128i chi, __m128i one = _mm_set1_epi32(1)) {
-  return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), one))) == 0;
+inline bool smallRange(__m128i clo, __m128i chi) {
+  return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0;
 }
 
 // Boxes a batched query sends through one seqlock section: an edit overlapping the section redoes at most these.
@@ -393,13 +395,13 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
 VTP_SEQLOCK_READER void visit(ChunkCoord c, MaskTag tag, const std::uint64_t* solid, const std::uint64_t* water,
-                              const QueryRange& r, std::vector<ChunkTouch>& out) {
+                              unsigned index, const QueryRange& r, std::vector<ChunkTouch>& out) {
   const std::uint64_t footprint =
       kFootprints.x[firstIn(c.x, r.chunk_lo.x, r.lo[0])][lastIn(c.x, r.chunk_hi.x, r.hi[0])] &
       kFootprints.z[firstIn(c.z, r.chunk_lo.z, r.lo[2])][lastIn(c.z, r.chunk_hi.z, r.hi[2])];
   ChunkTouch t;
-  if (touch(c, tag, solid, water, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]), lastIn(c.y, r.chunk_hi.y, r.hi[1]),
-            &t)) {
+  if (touch(c, tag, solid, water, index, footprint, firstIn(c.y, r.chunk_lo.y, r.lo[1]),
+            lastIn(c.y, r.chunk_hi.y, r.hi[1]), &t)) {
     out.push_back(t);
   }
 }
@@ -416,8 +418,8 @@ VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const QueryRange& r, std
       for (std::int32_t x = a.x; x <= b.x; ++x, ++i) {
         const ChunkGrid::Cell cell = grid.load(i);
         if (ChunkGrid::tagOf(cell) != MaskTag::kEmpty) {
-          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::solidOf(cell), ChunkGrid::waterOf(cell, grid.zeroLine()),
-                r, out);
+          visit({x, y, z}, ChunkGrid::tagOf(cell), ChunkGrid::solidOf(cell), ChunkGrid::waterLineOf(cell),
+                touchIndexOf(cell), r, out);
         }
       }
     }
@@ -694,7 +696,7 @@ void MaskIndex::State::querySlow(const QueryRange& r, bool huge, std::vector<Chu
   std::shared_lock lock(mutex);
   auto visitSlot = [&](const MaskTable::Slot& s) {
     const MaskStore::Place place = MaskStore::queryPlace(s.tag, s.place());
-    visit(s.key, s.tag, table.store().solid(place), table.store().water(place), r, out);
+    visit(s.key, s.tag, table.store().solid(place), table.store().water(place), touchIndex(true, s.tag), r, out);
   };
   if (!huge) {
     for (std::int32_t z = r.chunk_lo.z; z <= r.chunk_hi.z; ++z)

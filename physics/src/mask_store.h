@@ -47,7 +47,8 @@ class MaskStore {
   MaskStore(const MaskStore&) = delete;
   MaskStore& operator=(const MaskStore&) = delete;
 
-  /// Lines for masks of their own: one, or an even pair with water. Released lines first, else never used ones.
+  /// Lines for masks of their own: one, or an even pair with water. Released lines first, else never used ones. A
+  /// pair split for a single line is not joined again: lines in use never exceed the peak of lines plus pairs.
   Place allocate(bool water) {
     m_owned += water ? 2 : 1;
     if (water) {
@@ -65,6 +66,7 @@ class MaskStore {
     }
     return {fresh(), false};
   }
+  /// Gives back a place allocate() returned (not a sentinel), once.
   void release(Place p) {
     m_owned -= p.water ? 2 : 1;
     (p.water ? m_free_pairs : m_free_lines).push_back(p.line);

@@ -1,5 +1,5 @@
 #pragma once
-// The mask index's storage: an open-addressing hash table of small slots (key, tag, mask slot) with linear probing
+// The mask index's storage: an open-addressing hash table of small slots (key, tag, mask place) with linear probing
 // and backward-shift deletion, and the MIXED chunks' masks in a MaskStore (stable lines, reused). A query's lookup
 // touches one slot line and, for MIXED chunks, the masks; FULL chunks store no masks. Not thread-safe (the index
 // guards it; only the masks may be read without its lock, see mask_store.h).
@@ -19,10 +19,12 @@ class MaskTable {
   struct Slot {
     terrain::ChunkCoord key;
     MaskTag tag = MaskTag::kEmpty;  // kEmpty: the slot is free
-    bool water = false;             // the masks' place (kMixed only; may be a shared sentinel): its water line, and
-    std::uint32_t line = 0;         // its solid line
+    // The masks' MaskStore::Place (kMixed only; may be a shared sentinel), as two fields so the slot stays 20 bytes.
+    bool water = false;
+    std::uint32_t line = 0;
     MaskStore::Place place() const { return {line, water}; }
   };
+  static_assert(sizeof(Slot) == 20);
 
   MaskTable() : m_slots(16) {}
 
