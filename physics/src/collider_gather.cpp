@@ -153,13 +153,8 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
   // a time. Which leaves overlap is data: a branch per group on it mispredicted about once a query.
   const int groups = groupCount();
   for (int round = 0; round < groups; round += 8) {
-    const int in_round = std::min(8, groups - round);
-    std::uint64_t overlap = 0;
-    for (int i = 0; i < in_round; ++i) {
-      const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * (round + i));
-      const unsigned lanes = overlappingLeaves(boxes() + 6 * kLeafGroup * (round + i), lo8, hi8, valid);
-      overlap |= std::uint64_t(lanes) << (kLeafGroup * i);
-    }
+    std::uint64_t overlap = overlappingLeaves(boxes() + 6 * kLeafGroup * round, std::min(8, groups - round),
+                                              int(m_leaves) - kLeafGroup * round, lo8, hi8);
     for (; overlap != 0; overlap &= overlap - 1) {
       const int leaf = kLeafGroup * round + std::countr_zero(overlap);
       const int last = leafStart()[leaf + 1];

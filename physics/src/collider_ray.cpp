@@ -194,15 +194,9 @@ void Collider::castRayScan(const ChunkRay& ray, Visit& visit) const noexcept {
   const int groups = groupCount();
   alignas(32) std::uint32_t near_bits[8 * kLeafGroup];  // entry t of leaf 8 i + lane of the round, as float bits
   for (int round = 0; round < groups; round += 8) {
-    const int in_round = std::min(8, groups - round);
-    std::uint64_t candidates = 0;
-    unsigned with_candidates = 0;
-    for (int i = 0; i < in_round; ++i) {
-      const int valid = std::min(kLeafGroup, int(m_leaves) - kLeafGroup * (round + i));
-      const unsigned hit = overlappingLeaves(boxes() + 6 * kLeafGroup * (round + i), segment_lo, segment_hi, valid);
-      candidates |= std::uint64_t(hit) << (kLeafGroup * i);
-      with_candidates |= unsigned(hit != 0) << i;
-    }
+    const std::uint64_t candidates = overlappingLeaves(boxes() + 6 * kLeafGroup * round, std::min(8, groups - round),
+                                                       int(m_leaves) - kLeafGroup * round, segment_lo, segment_hi);
+    unsigned with_candidates = groupsWithLeaves(candidates);
     std::uint64_t entered = 0;
     for (; with_candidates != 0; with_candidates &= with_candidates - 1) {
       const int i = std::countr_zero(with_candidates);

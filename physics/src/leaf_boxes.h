@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "vtp/physics/collider.h"
@@ -13,18 +14,36 @@ namespace vtp::physics {
 
 static_assert(kLeafGroup == 8, "a group's boxes are one SSE register of int16 lanes per plane");
 
-// Bit i set when leaf box i of `group` overlaps the closed box lo..hi, for the first `valid` lanes (1..8). Lanes past
-// the last leaf hold inverted boxes, which a box clamped to the int16 range can still "overlap" (and whose ray slabs
-// look valid): they are masked by count. No branch.
-inline unsigned overlappingLeaves(const std::int16_t* group, const __m128i (&lo)[3], const __m128i (&hi)[3],
-                                  int valid) {
-  __m128i miss = _mm_setzero_si128();
-  for (int a = 0; a < 3; ++a) {
-    const __m128i leaf_lo = _mm_load_si128(reinterpret_cast<const __m128i*>(group + kLeafGroup * a));
-    const __m128i leaf_hi = _mm_load_si128(reinterpret_cast<const __m128i*>(group + kLeafGroup * (3 + a)));
-    miss = _mm_or_si128(miss, _mm_or_si128(_mm_cmpgt_epi16(leaf_lo, hi[a]), _mm_cmpgt_epi16(lo[a], leaf_hi)));
+// Which leaves of a round of groups overlap the closed box lo..hi, given in broadcast int16 lanes: bit 8 i + j set
+// when leaf box j of group i does, for the `count` groups (1..8) from `first_group` and the first `leaves` leaves of
+// the round (lanes past a collider's last leaf hold inverted boxes, which a box clamped to the int16 range can still
+// "overlap", and whose ray slabs look valid: they are cleared here). Two groups a step, packed into one movemask; a
+// fixed number of steps, no branch on what they find. Exact on the grid.
+inline std::uint64_t overlappingLeaves(const std::int16_t* first_group, int count, int leaves, const __m128i (&lo)[3],
+                                       const __m128i (&hi)[3]) {
+  auto miss = [&](int group) {
+    const std::int16_t* g = first_group + 6 * kLeafGroup * group;
+    __m128i m = _mm_setzero_si128();
+    for (int a = 0; a < 3; ++a) {
+      const __m128i leaf_lo = _mm_load_si128(reinterpret_cast<const __m128i*>(g + kLeafGroup * a));
+      const __m128i leaf_hi = _mm_load_si128(reinterpret_cast<const __m128i*>(g + kLeafGroup * (3 + a)));
+      m = _mm_or_si128(m, _mm_or_si128(_mm_cmpgt_epi16(leaf_lo, hi[a]), _mm_cmpgt_epi16(lo[a], leaf_hi)));
+    }
+    return m;
+  };
+  std::uint64_t bits = 0;
+  for (int i = 0; i < count; i += 2) {
+    // An odd count's last step tests its group twice; the copy's bits fall past `leaves`.
+    const __m128i pair = _mm_packs_epi16(miss(i), miss(std::min(i + 1, count - 1)));
+    bits |= std::uint64_t(~unsigned(_mm_movemask_epi8(pair)) & 0xFFFFu) << (kLeafGroup * i);
   }
-  return _pext_u32(~unsigned(_mm_movemask_epi8(miss)), 0x5555u) & ((1u << valid) - 1);  // one bit per 16-bit lane
+  return _bzhi_u64(bits, unsigned(std::min(leaves, 8 * kLeafGroup)));
+}
+
+// Bit i set when byte i of `bits` (group i of a round, overlappingLeaves) is not zero.
+inline unsigned groupsWithLeaves(std::uint64_t bits) {
+  return ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_cvtsi64_si128(std::int64_t(bits)), _mm_setzero_si128()))) &
+         0xFFu;
 }
 
 }  // namespace vtp::physics
