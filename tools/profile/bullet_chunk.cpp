@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include <BulletCollision/CollisionDispatch/btInternalEdgeUtility.h>
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
 #include <btBulletCollisionCommon.h>
 
@@ -60,6 +61,7 @@ BulletChunk::~BulletChunk() = default;
 
 void BulletChunk::build(bool quantized) {
   m_shape.reset();
+  m_edge_info.reset();
   m_mesh.reset();
   const std::size_t before = bulletLiveBytes();
   btIndexedMesh part;
@@ -75,6 +77,15 @@ void BulletChunk::build(bool quantized) {
   m_mesh->addIndexedMesh(part, PHY_INTEGER);
   m_shape = std::make_unique<btBvhTriangleMeshShape>(m_mesh.get(), quantized, true);
   m_bullet_bytes = bulletLiveBytes() - before;
+}
+
+std::size_t BulletChunk::generateEdgeInfo() {
+  m_shape->setTriangleInfoMap(nullptr);  // btGenerateInternalEdgeInfo fills only a shape without a map
+  m_edge_info.reset();
+  const std::size_t before = bulletLiveBytes();
+  m_edge_info = std::make_unique<btTriangleInfoMap>();
+  btGenerateInternalEdgeInfo(m_shape.get(), m_edge_info.get());
+  return bulletLiveBytes() - before;
 }
 
 bool BulletChunk::closestHit(const float* from, const float* to, float& fraction, int& triangle) const {

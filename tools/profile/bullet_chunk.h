@@ -11,6 +11,7 @@
 
 class btBvhTriangleMeshShape;
 class btTriangleIndexVertexArray;
+struct btTriangleInfoMap;
 
 namespace vtp::tools {
 
@@ -29,6 +30,10 @@ class BulletChunk {
 
   /// Builds (or rebuilds) the mesh interface and the BVH shape; this is the build the profiler times.
   void build(bool quantized);
+  /// Bullet's counterpart of the collider's edge flags on the shape built last: btGenerateInternalEdgeInfo, the
+  /// btTriangleInfoMap that btAdjustInternalEdgeContacts reads (each triangle's edge angles, found by a BVH query per
+  /// triangle). The profiler times it next to our build with its flags. Returns the map's bytes. [Unit: byte]
+  std::size_t generateEdgeInfo();
   /// Bytes of the shape and mesh interface (Bullet's heap) plus the caller's float and int arrays. [Unit: byte]
   std::size_t bytes() const { return m_bullet_bytes + m_vertices.capacity() * sizeof(float) + m_indices.capacity() * sizeof(int); }
 
@@ -42,6 +47,7 @@ class BulletChunk {
   std::vector<int> m_indices;
   std::unique_ptr<btTriangleIndexVertexArray> m_mesh;
   std::unique_ptr<btBvhTriangleMeshShape> m_shape;
+  std::unique_ptr<btTriangleInfoMap> m_edge_info;  // the shape's edge info, which the shape does not own
   std::size_t m_bullet_bytes = 0;
 };
 

@@ -196,7 +196,15 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
          "/collider/bullet_quantized_build_ns_per_triangle", "", "");
   layout("Bullet btBvhTriangleMeshShape, plain", "/collider/bullet_plain_bytes_per_triangle",
          "/collider/bullet_plain_build_ns_per_triangle", "", "");
-  html << "</table>";
+  html << "</table><p>Builds with what contacts need, as each side runs them: ours from the wide-apron mesh, as the "
+          "collider cache builds (chunk-seam edges classified against the neighbours' triangles), "
+       << fmt(report.value("/collider/as_cached/build_ns_per_triangle"_json_pointer, nlohmann::json(nullptr)))
+       << " ns per triangle: " << fmt(report.value("/ratios/build_as_cached_vs_bullet_quantized"_json_pointer, nlohmann::json(nullptr)))
+       << " of Bullet's quantised build, "
+       << fmt(report.value("/ratios/build_as_cached_vs_bullet_with_edge_info"_json_pointer, nlohmann::json(nullptr)))
+       << " of that build plus btGenerateInternalEdgeInfo ("
+       << fmt(report.value("/collider/as_cached/bullet_edge_info_ns_per_triangle"_json_pointer, nlohmann::json(nullptr)))
+       << " ns per triangle), the counterpart of our edge flags.</p>";
   std::vector<double> bytes_per_tri, build_ns;
   for (const ChunkRow& r : rows) {
     if (r.triangles == 0) continue;

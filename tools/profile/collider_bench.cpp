@@ -49,9 +49,11 @@ constexpr int kBuckets = 3;
 const char* const kBucketNames[kBuckets] = {"small", "typical", "large"};
 int bucketOf(int triangles) { return triangles < 64 ? 0 : triangles < 256 ? 1 : 2; }
 
-VoxelBox apronBox(ChunkCoord c) {
+// Chunk c's box with `apron` voxels around it (the mesher's input: 1, or mesher::kWideApron as the collider cache reads).
+VoxelBox apronBox(ChunkCoord c, int apron = 1) {
   const VoxelCoord o = chunkOrigin(c);
-  return {{o.x - 1, o.y - 1, o.z - 1}, {o.x + kChunkSize + 1, o.y + kChunkSize + 1, o.z + kChunkSize + 1}};
+  return {{o.x - apron, o.y - apron, o.z - apron},
+          {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}};
 }
 
 struct Queries {
@@ -67,7 +69,8 @@ struct Chunk {
   std::unique_ptr<BulletChunk> bullet;
   Queries queries;
   double build_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0, reference_ns = 0;
-  std::size_t reference_bytes = 0;
+  double cached_build_ns = 0, bullet_edge_info_ns = 0;  // as the collider cache builds; Bullet's internal-edge info
+  std::size_t reference_bytes = 0, bullet_edge_info_bytes = 0;
   std::size_t bullet_q_bytes = 0, bullet_plain_bytes = 0;
 };
 
@@ -234,16 +237,24 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   }
 
   // Per chunk, each step timed alone, median of 3 sweeps: readBox, mesh, mask build, our collider build from the
-  // mesh, Bullet's plain and quantised builds from the same triangles.
+  // mesh, Bullet's plain and quantised builds from the same triangles. Then the builds with what contacts need, as
+  // each side would run them: ours from the wide-apron mesh, as the collider cache builds (chunk-seam edges are then
+  // classified against the neighbours' triangles instead of being flagged active), and Bullet's
+  // btGenerateInternalEdgeInfo on its quantised shape, the counterpart of our edge flags.
   const double overhead = clockOverheadNs();
   rows.assign(chunks.size(), ChunkRow{});
+  // Chunks whose wide-apron mesh owns another number of triangles than their 10^3 mesh (the mesher is seam-exact:
+  // none), reported with the cached builds.
+  std::size_t other_triangles = 0;
   {
-    enum { kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kSteps };
+    enum { kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kCachedBuild, kEdgeInfo, kSteps };
     // The published layout for the reference row: the same kD build with 2-triangle leaves, costed as 12 bytes per
     // node (branches and leaves) over our 16-bit mesh (6 bytes per vertex, 6 per triangle, 1 material byte).
     physics::ColliderBuilder reference_builder({2, 32});
     std::vector<std::array<double, kSteps>> times(chunks.size() * kSweeps);
     std::vector<Voxel> scratch_box(std::size_t(mesher::boxVolume(1)));
+    std::vector<Voxel> wide_box(std::size_t(mesher::boxVolume(mesher::kWideApron)));
+    mesher::ChunkMesh wide_mesh;
     for (int sweep = 0; sweep < kSweeps; ++sweep) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         auto& t = times[i * kSweeps + std::size_t(sweep)];
@@ -275,6 +286,12 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
         chunks[i].bullet_plain_bytes = chunks[i].bullet->bytes();
         step(kBulletQuantized, [&] { chunks[i].bullet->build(true); });
         chunks[i].bullet_q_bytes = chunks[i].bullet->bytes();
+        if (Status st = world.readBox(apronBox(c, mesher::kWideApron), wide_box); !st) return st.error();
+        if (auto n = surface_mesher.mesh(wide_box, mesher::kWideApron, wide_mesh); !n) return n.error();
+        step(kCachedBuild, [&] { rebuilt = std::move(builder.build(wide_mesh, c).value()); });
+        if (sweep == 0 && rebuilt->triangleCount() != chunks[i].collider->triangleCount()) ++other_triangles;
+        rebuilt.reset();
+        step(kEdgeInfo, [&] { chunks[i].bullet_edge_info_bytes = chunks[i].bullet->generateEdgeInfo(); });
         if (progress) progress(std::size_t(sweep) * chunks.size() + i + 1, kSweeps * chunks.size() + kPasses * chunks.size());
       }
     }
@@ -290,6 +307,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
       chunk.bullet_plain_ns = med(kBulletPlain);
       chunk.bullet_q_ns = med(kBulletQuantized);
       chunk.reference_ns = med(kReference);
+      chunk.cached_build_ns = med(kCachedBuild);
+      chunk.bullet_edge_info_ns = med(kEdgeInfo);
       ChunkRow& row = rows[i];
       row.chunk = chunk.collider->chunk();
       row.triangles = chunk.collider->triangleCount();
@@ -395,7 +414,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   };
 
   std::size_t ours_bytes = 0, bq_bytes = 0, bp_bytes = 0, triangles = 0, leaves = 0, reference_bytes = 0;
-  double build = 0, bq_build = 0, bp_build = 0, reference_build = 0;
+  std::size_t edge_info_bytes = 0;
+  double build = 0, bq_build = 0, bp_build = 0, reference_build = 0, cached_build = 0, edge_info = 0;
   std::array<int, kBuckets> bucket_chunks{};
   for (const Chunk& chunk : chunks) {
     ours_bytes += chunk.collider->bytes();
@@ -408,6 +428,9 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
     bp_build += chunk.bullet_plain_ns;
     reference_bytes += chunk.reference_bytes;
     reference_build += chunk.reference_ns;
+    cached_build += chunk.cached_build_ns;
+    edge_info += chunk.bullet_edge_info_ns;
+    edge_info_bytes += chunk.bullet_edge_info_bytes;
     ++bucket_chunks[std::size_t(bucketOf(chunk.collider->triangleCount()))];
   }
   const double tri = double(std::max<std::size_t>(1, triangles));
@@ -422,6 +445,14 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   collider["bullet_plain_bytes_per_triangle"] = double(bp_bytes) / tri;
   collider["bullet_quantized_build_ns_per_triangle"] = bq_build / tri;
   collider["bullet_plain_build_ns_per_triangle"] = bp_build / tri;
+  collider["as_cached"] = {
+      {"what", "our build from the wide-apron mesh, as the collider cache runs it (seam edges classified against the "
+               "neighbours' triangles); Bullet's btGenerateInternalEdgeInfo on its quantised shape, the counterpart "
+               "of our edge flags"},
+      {"build_ns_per_triangle", cached_build / tri},
+      {"bullet_edge_info_ns_per_triangle", edge_info / tri},
+      {"bullet_edge_info_bytes_per_triangle", double(edge_info_bytes) / tri},
+      {"chunks_with_other_triangles", other_triangles}};
   collider["chunks_by_bucket"] = {{"small", bucket_chunks[0]}, {"typical", bucket_chunks[1]}, {"large", bucket_chunks[2]}};
   collider["ns_per_query"] = {
       {"long_ray", ns_per_query(kLong, kOurs)},          {"short_ray", ns_per_query(kShort, kOurs)},
@@ -443,6 +474,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   nlohmann::json ratios;
   ratios["build_vs_bullet_quantized"] = build / std::max(1.0, bq_build);
   ratios["build_vs_bullet_plain"] = build / std::max(1.0, bp_build);
+  ratios["build_as_cached_vs_bullet_quantized"] = cached_build / std::max(1.0, bq_build);
+  ratios["build_as_cached_vs_bullet_with_edge_info"] = cached_build / std::max(1.0, bq_build + edge_info);
   ratios["long_ray_vs_bullet"] = ratio(kLong, kBullet, kBuckets);
   ratios["short_ray_vs_bullet"] = ratio(kShort, kBullet, kBuckets);
   ratios["aabb_vs_bullet"] = ratio(kBox, kBullet, kBuckets);

@@ -1,6 +1,7 @@
 # Runs vtp-profile on part of the shipped default world with --csv and --html and checks the collider sections
-# (issue 5): every key the issue names exists, no query of ours disagrees with the oracle, the CSV has a row per
-# surface chunk and the HTML report holds the summary table.
+# (issue 5): every key the issue names exists, no query of ours disagrees with the oracle, the builds as the collider
+# cache runs them (wide-apron meshes) own the same triangles as the 10^3 meshes, the CSV has a row per surface chunk
+# and the HTML report holds the summary table.
 #   cmake -DPROFILE=<exe> -DWORLD=<.vtw> -DOUT=<dir> -P check_profile_colliders.cmake
 file(MAKE_DIRECTORY ${OUT})
 set(report ${OUT}/profile_colliders.json)
@@ -19,7 +20,9 @@ foreach(path "collider bytes_per_triangle" "collider build_ns_per_triangle" "col
              "ratios by_bucket typical long_ray_vs_bullet" "ratios by_bucket typical short_ray_vs_bullet"
              "ratios by_bucket typical aabb_vs_bullet" "mismatches ours" "mismatches bullet" "cache hits"
              "cache misses" "cache builds" "cache evictions" "cache overflow_builds" "cache bytes" "mesh ns_per_triangle"
-             "masks median_ns_per_chunk")
+             "masks median_ns_per_chunk" "collider as_cached build_ns_per_triangle"
+             "collider as_cached bullet_edge_info_ns_per_triangle" "ratios build_as_cached_vs_bullet_quantized"
+             "ratios build_as_cached_vs_bullet_with_edge_info")
   string(REPLACE " " ";" keys "${path}")
   string(JSON type ERROR_VARIABLE missing TYPE "${json}" ${keys})
   if(missing)
@@ -29,6 +32,10 @@ endforeach()
 string(JSON ours GET "${json}" mismatches ours)
 if(NOT ours EQUAL 0)
   message(FATAL_ERROR "mismatches.ours is ${ours}: some query disagrees with the double-precision oracle")
+endif()
+string(JSON other GET "${json}" collider as_cached chunks_with_other_triangles)
+if(NOT other EQUAL 0)
+  message(FATAL_ERROR "${other} chunks own other triangles in their wide-apron mesh than in their 10^3 mesh")
 endif()
 string(JSON chunks GET "${json}" collider chunks)
 if(chunks LESS 20)
