@@ -59,10 +59,14 @@ BulletChunk::BulletChunk(const physics::Collider& collider, double voxel_size) {
 
 BulletChunk::~BulletChunk() = default;
 
-void BulletChunk::build(bool quantized) {
+void BulletChunk::release() {
   m_shape.reset();
   m_edge_info.reset();
   m_mesh.reset();
+}
+
+void BulletChunk::build(bool quantized) {
+  release();
   const std::size_t before = bulletLiveBytes();
   btIndexedMesh part;
   part.m_numTriangles = int(m_indices.size() / 3);
@@ -85,7 +89,8 @@ std::size_t BulletChunk::generateEdgeInfo() {
   const std::size_t before = bulletLiveBytes();
   m_edge_info = std::make_unique<btTriangleInfoMap>();
   btGenerateInternalEdgeInfo(m_shape.get(), m_edge_info.get());
-  return bulletLiveBytes() - before;
+  // The map's hash tables come from Bullet's allocator, which the counter sees; the map object from operator new.
+  return bulletLiveBytes() - before + sizeof(btTriangleInfoMap);
 }
 
 bool BulletChunk::closestHit(const float* from, const float* to, float& fraction, int& triangle) const {

@@ -28,8 +28,11 @@ class BulletChunk {
   BulletChunk(const BulletChunk&) = delete;
   BulletChunk& operator=(const BulletChunk&) = delete;
 
-  /// Builds (or rebuilds) the mesh interface and the BVH shape; this is the build the profiler times.
+  /// Builds (or rebuilds) the mesh interface and the BVH shape; this is the build the profiler times (after
+  /// release(), so the time holds no freeing of an earlier build).
   void build(bool quantized);
+  /// Frees the shape, its edge info and the mesh interface (not the caller's arrays).
+  void release();
   /// Bullet's counterpart of the collider's edge flags on the shape built last: btGenerateInternalEdgeInfo, the
   /// btTriangleInfoMap that btAdjustInternalEdgeContacts reads (each triangle's edge angles, found by a BVH query per
   /// triangle). The profiler times it next to our build with its flags. Returns the map's bytes. [Unit: byte]

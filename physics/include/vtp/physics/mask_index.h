@@ -94,6 +94,7 @@ class MaskIndex {
   /// lock-free pass over the index per 64 boxes and write their answers straight into `out`. Each box sees the index
   /// as it stood at some moment of the call; an edit that returned before the call is seen by every box.
   /// Errors: as query(), for the first invalid box, whose position the message gives; `out` then holds no boxes.
+  /// Stack: about 19 KiB (the visit table of 64 boxes; measured with -fstack-usage, g++ 12), mind it on fibers.
   Status query(std::span<const Aabb> boxes, TouchBatch& out) const;
 
   /// The masks of one chunk (tag kEmpty when it has no entry).
