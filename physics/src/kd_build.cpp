@@ -15,6 +15,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace vtp::physics {
@@ -44,13 +45,26 @@ struct PackTable {
 };
 constexpr PackTable kPack;
 
-// Records as structure of arrays, padded so 8-lane loads past a range's end stay inside.
+// Records as structure of arrays: field f of record i at f * kStride + i in one buffer, so with the stride a
+// constant every field is an offset of one base pointer (separate arrays cost a load of each field's base per use:
+// any vector store may alias them). kStride leaves 8 lanes of slack after the last record, for 8-lane loads past a
+// range's end; the buffers are zeroed when made, so those lanes hold values.
+template <std::size_t kStride>
+struct Fields {
+  std::int16_t* base;
+  std::int16_t* field(int f) const { return base + std::size_t(f) * kStride; }
+};
 struct Records {
-  std::vector<std::int16_t> field[kFields];
-  void resize(std::size_t n) {
-    for (auto& f : field) f.resize(n + kLanes);
+  std::unique_ptr<std::int16_t[]> data;
+  std::size_t size = 0;
+  template <std::size_t kStride>
+  Fields<kStride> fields() {
+    if (size < kFields * kStride) data = std::make_unique<std::int16_t[]>(size = kFields * kStride);
+    return {data.get()};
   }
 };
+// The strides: chunk colliders (at most 3,072 triangles), and any input buildKd takes (65,535).
+constexpr std::size_t kSmallStride = 4096, kLargeStride = 65536 + kLanes;
 
 struct Bounds {
   int min[3], max[3];
@@ -62,13 +76,14 @@ struct Bounds {
 struct Acc {
   __m128i lo[3], hi[3], sum[3];
 };
-[[gnu::always_inline]] inline void accumulate(const Records& r, int i, __m128i valid, Acc& acc) {
+template <std::size_t kStride>
+[[gnu::always_inline]] inline void accumulate(Fields<kStride> r, int i, __m128i valid, Acc& acc) {
   const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   const __m128i ones = _mm_set1_epi16(1);
   for (int a = 0; a < 3; ++a) {
-    const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMin + a].data() + i));
-    const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field[kMax + a].data() + i));
+    const __m128i mn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field(kMin + a) + i));
+    const __m128i mx = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r.field(kMax + a) + i));
     acc.lo[a] = _mm_min_epi16(acc.lo[a], _mm_blendv_epi8(top, mn, valid));
     acc.hi[a] = _mm_max_epi16(acc.hi[a], _mm_blendv_epi8(bottom, mx, valid));
     acc.sum[a] = _mm_add_epi32(acc.sum[a], _mm_madd_epi16(_mm_and_si128(_mm_add_epi16(mn, mx), valid), ones));
@@ -76,7 +91,8 @@ struct Acc {
 }
 // Inlined, so the bounds stay in registers: returned through memory, a node's push read them back as wider loads
 // across the narrower stores that wrote them, which store forwarding cannot serve.
-[[gnu::always_inline]] inline Bounds boundsOf(const Records& r, int first, int last) {
+template <std::size_t kStride>
+[[gnu::always_inline]] inline Bounds boundsOf(Fields<kStride> r, int first, int last) {
   const __m128i top = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   const __m128i bottom = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   const __m128i all = _mm_set1_epi16(-1), lane = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
@@ -121,27 +137,28 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
   buildKd(bounds, options, out, scratch);
 }
 
-void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out, KdScratch& scratch) {
-  const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
-  const int max_depth = std::clamp(options.max_depth, 0, 64);
-  const int n = int(std::min<std::size_t>(bounds.size(), 65535));
-  Records* records = scratch.m_arrays->records;
-  Records& spill = scratch.m_arrays->spill;
-  for (int k = 0; k < 2; ++k) records[k].resize(std::size_t(n));
-  spill.resize(std::size_t(n));
+namespace {
+
+// buildKd with the records' stride a constant (Records).
+template <std::size_t kStride>
+void buildWith(std::span<const TriangleBounds> bounds, int leaf_triangles, int max_depth, KdBuild& out,
+               Records (&buffers)[2], Records& spill_buffer, std::vector<Task>& stack,
+               std::vector<std::array<std::int16_t, kFields>>& rows) {
+  const int n = int(bounds.size());
+  const Fields<kStride> records[2] = {buffers[0].fields<kStride>(), buffers[1].fields<kStride>()};
+  const Fields<kStride> spill = spill_buffer.fields<kStride>();
   for (int i = 0; i < n; ++i) {
     const TriangleBounds& b = bounds[std::size_t(i)];
     for (int a = 0; a < 3; ++a) {
-      records[0].field[kMin + a][std::size_t(i)] = b.min[std::size_t(a)];
-      records[0].field[kMax + a][std::size_t(i)] = b.max[std::size_t(a)];
+      records[0].field(kMin + a)[i] = b.min[std::size_t(a)];
+      records[0].field(kMax + a)[i] = b.max[std::size_t(a)];
     }
-    records[0].field[kId][std::size_t(i)] = std::int16_t(std::uint16_t(i));
+    records[0].field(kId)[i] = std::int16_t(std::uint16_t(i));
   }
   out.leaves.clear();
   out.nodes.clear();
   out.order.resize(std::size_t(n));
 
-  std::vector<Task>& stack = scratch.m_arrays->stack;
   stack.clear();
   out.nodes.push_back({});
   stack.push_back({0, n, 0, 0, boundsOf(records[0], 0, n)});
@@ -158,14 +175,14 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     }
     stack.pop_back();
     const int count = task.last - task.first;
-    const Records& src = records[task.depth & 1];
+    const Fields<kStride> src = records[task.depth & 1];
     if (count <= leaf_triangles || task.depth >= max_depth) {
       out.nodes[std::size_t(task.node)].leaf = int(out.leaves.size());
       const Bounds& b = task.bounds;
       out.leaves.push_back({task.first, count, {std::int16_t(b.min[0]), std::int16_t(b.min[1]), std::int16_t(b.min[2])},
                             {std::int16_t(b.max[0]), std::int16_t(b.max[1]), std::int16_t(b.max[2])}});
       for (int i = task.first; i < task.last; ++i) {
-        out.order[std::size_t(i)] = std::uint16_t(src.field[kId][std::size_t(i)]);
+        out.order[std::size_t(i)] = std::uint16_t(src.field(kId)[i]);
       }
       continue;
     }
@@ -175,11 +192,11 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     }
     const long long sum = task.bounds.mid2_sum[axis];
     const long long mean = (long long)std::ceil(double(sum) / count);  // exact: |sum| < 2^31
-    Records& dst = records[(task.depth + 1) & 1];
+    const Fields<kStride> dst = records[(task.depth + 1) & 1];
     // Left (midpoint below the mean) to dst from first on, right to the spill, both in order; then the spill after
     // the left.
-    const std::int16_t* mn = src.field[kMin + axis].data();
-    const std::int16_t* mx = src.field[kMax + axis].data();
+    const std::int16_t* mn = src.field(kMin + axis);
+    const std::int16_t* mx = src.field(kMax + axis);
     const __m128i limit = _mm_set1_epi16(std::int16_t(mean));  // a mean of int16 midpoints (rounded up) fits int16
     int left = task.first, right = 0;
     // 8 records a step, `valid` selecting the lanes to move: a compare, and per field one byte shuffle each way.
@@ -191,9 +208,9 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       const __m128i pack_left = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[to_left]));
       const __m128i pack_right = _mm_load_si128(reinterpret_cast<const __m128i*>(kPack.shuffle[to_right]));
       for (int f = 0; f < kFields; ++f) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src.field[f].data() + i));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field[f].data() + left), _mm_shuffle_epi8(v, pack_left));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(spill.field[f].data() + right), _mm_shuffle_epi8(v, pack_right));
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src.field(f) + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field(f) + left), _mm_shuffle_epi8(v, pack_left));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(spill.field(f) + right), _mm_shuffle_epi8(v, pack_right));
       }
       left += std::popcount(to_left);
       right += std::popcount(to_right);
@@ -211,16 +228,16 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       for (; i < task.last; ++i) {
         const bool go_left = std::int16_t(mn[i] + mx[i]) < mean;
         for (int f = 0; f < kFields; ++f) {
-          dst.field[f][std::size_t(left)] = src.field[f][std::size_t(i)];
-          spill.field[f][std::size_t(right)] = src.field[f][std::size_t(i)];
+          dst.field(f)[left] = src.field(f)[i];
+          spill.field(f)[right] = src.field(f)[i];
         }
         left += go_left;
         right += !go_left;
       }
     }
     for (int f = 0; f < kFields; ++f) {
-      std::int16_t* to = dst.field[f].data() + left;
-      const std::int16_t* from = spill.field[f].data();
+      std::int16_t* to = dst.field(f) + left;
+      const std::int16_t* from = spill.field(f);
       int k = 0;
       for (; k + kLanes <= right; k += kLanes)
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + k),
@@ -236,11 +253,10 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     const int left_count = split - task.first;
     if (4 * left_count < count || 4 * (count - left_count) < count) {
       // The median instead: the count / 2 smallest by (midpoint, id) go left.
-      std::vector<std::array<std::int16_t, kFields>>& rows = scratch.m_arrays->rows;
       rows.resize(std::size_t(count));
       for (int k = 0; k < count; ++k)
         for (int f = 0; f < kFields; ++f) {
-          rows[std::size_t(k)][std::size_t(f)] = dst.field[f][std::size_t(task.first + k)];
+          rows[std::size_t(k)][std::size_t(f)] = dst.field(f)[task.first + k];
         }
       std::nth_element(rows.begin(), rows.begin() + count / 2, rows.end(), [&](const auto& x, const auto& y) {
         const std::int16_t mx2 = std::int16_t(x[std::size_t(kMin + axis)] + x[std::size_t(kMax + axis)]);
@@ -249,7 +265,7 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
       });
       for (int k = 0; k < count; ++k)
         for (int f = 0; f < kFields; ++f) {
-          dst.field[f][std::size_t(task.first + k)] = rows[std::size_t(k)][std::size_t(f)];
+          dst.field(f)[task.first + k] = rows[std::size_t(k)][std::size_t(f)];
         }
       split = task.first + count / 2;
     }
@@ -265,6 +281,20 @@ void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdB
     out.nodes.push_back({});
     stack.push_back({split, task.last, task.depth + 1, r_node, right_bounds});
     stack.push_back({task.first, split, task.depth + 1, l_node, left_bounds});
+  }
+}
+
+}  // namespace
+
+void buildKd(std::span<const TriangleBounds> bounds, KdBuildOptions options, KdBuild& out, KdScratch& scratch) {
+  const int leaf_triangles = std::clamp(options.leaf_triangles, 1, 64);
+  const int max_depth = std::clamp(options.max_depth, 0, 64);
+  bounds = bounds.first(std::min<std::size_t>(bounds.size(), 65535));
+  KdScratch::Arrays& a = *scratch.m_arrays;
+  if (bounds.size() + kLanes <= kSmallStride) {
+    buildWith<kSmallStride>(bounds, leaf_triangles, max_depth, out, a.records, a.spill, a.stack, a.rows);
+  } else {
+    buildWith<kLargeStride>(bounds, leaf_triangles, max_depth, out, a.records, a.spill, a.stack, a.rows);
   }
 }
 
