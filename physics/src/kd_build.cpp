@@ -115,6 +115,42 @@ template <std::size_t kStride>
   return b;
 }
 
+// The bounds into records: fields 0-5 are a TriangleBounds' six int16 in order, field 6 its index. Eight at a time,
+// each bound loaded as a row of 8 lanes (the last two the next bound's) and the 8 x 8 block transposed by unpacks; a
+// block is taken this way only when a bound follows it (its last row reads 4 bytes into that bound), the rest one by
+// one.
+static_assert(sizeof(TriangleBounds) == 6 * sizeof(std::int16_t) && kMin == 0 && kMax == 3);
+template <std::size_t kStride>
+void copyRecords(std::span<const TriangleBounds> bounds, Fields<kStride> r) {
+  const int n = int(bounds.size());
+  const auto* row = reinterpret_cast<const std::int16_t*>(bounds.data());
+  __m128i id = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+  int i = 0;
+  for (; i + kLanes < n; i += kLanes, id = _mm_add_epi16(id, _mm_set1_epi16(kLanes))) {
+    __m128i v[8];
+    for (int k = 0; k < 8; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 6 * (i + k)));
+    __m128i t[8], u[6];
+    for (int k = 0; k < 4; ++k) {
+      t[2 * k] = _mm_unpacklo_epi16(v[2 * k], v[2 * k + 1]);
+      t[2 * k + 1] = _mm_unpackhi_epi16(v[2 * k], v[2 * k + 1]);
+    }
+    for (int k = 0; k < 2; ++k) {  // rows 4k .. 4k + 3: lanes (0, 1), (2, 3), (4, 5)
+      u[3 * k] = _mm_unpacklo_epi32(t[4 * k], t[4 * k + 2]);
+      u[3 * k + 1] = _mm_unpackhi_epi32(t[4 * k], t[4 * k + 2]);
+      u[3 * k + 2] = _mm_unpacklo_epi32(t[4 * k + 1], t[4 * k + 3]);
+    }
+    for (int k = 0; k < 3; ++k) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(r.field(2 * k) + i), _mm_unpacklo_epi64(u[k], u[3 + k]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(r.field(2 * k + 1) + i), _mm_unpackhi_epi64(u[k], u[3 + k]));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(r.field(kId) + i), id);
+  }
+  for (; i < n; ++i) {
+    for (int f = 0; f < 6; ++f) r.field(f)[i] = row[6 * i + f];
+    r.field(kId)[i] = std::int16_t(std::uint16_t(i));
+  }
+}
+
 struct Task {
   int first, last, depth, node;
   Bounds bounds;
@@ -147,14 +183,7 @@ void buildWith(std::span<const TriangleBounds> bounds, int leaf_triangles, int m
   const int n = int(bounds.size());
   const Fields<kStride> records[2] = {buffers[0].fields<kStride>(), buffers[1].fields<kStride>()};
   const Fields<kStride> spill = spill_buffer.fields<kStride>();
-  for (int i = 0; i < n; ++i) {
-    const TriangleBounds& b = bounds[std::size_t(i)];
-    for (int a = 0; a < 3; ++a) {
-      records[0].field(kMin + a)[i] = b.min[std::size_t(a)];
-      records[0].field(kMax + a)[i] = b.max[std::size_t(a)];
-    }
-    records[0].field(kId)[i] = std::int16_t(std::uint16_t(i));
-  }
+  copyRecords(bounds, records[0]);
   out.leaves.clear();
   out.nodes.clear();
   out.order.resize(std::size_t(n));
