@@ -3,7 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
+#include <cstddef>
 #include <limits>
 
 #include "edge_flags.h"
@@ -30,18 +30,22 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
       std::size_t(mesh.vertex_count) > mesh.vertices.size() || triangles > mesher::kMaxTriangles) {
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: the mesh's counts exceed its buffers", {}};
   }
-  // Every index, the neighbours' too (the edge flags read them), within the vertices.
-  const auto past = std::find_if(mesh.indices.begin(), mesh.indices.begin() + 3 * std::ptrdiff_t(mesh.triangle_count),
-                                 [&](std::uint16_t v) { return v >= mesh.vertex_count; });
-  if (past != mesh.indices.begin() + 3 * std::ptrdiff_t(mesh.triangle_count)) {
+  // Every index, the neighbours' too (the edge flags read them), within the vertices: the largest, by a loop the
+  // compiler vectorises.
+  const std::uint16_t* indices = mesh.indices.data();
+  unsigned largest = 0;
+  for (int i = 0; i < 3 * mesh.triangle_count; ++i) largest = std::max<unsigned>(largest, indices[i]);
+  if (mesh.triangle_count > 0 && largest >= unsigned(mesh.vertex_count)) {
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a triangle index is past vertex_count", {}};
   }
   // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes. The same pass marks
   // the vertices in use (0 in m_remap).
   m_remap.assign(std::size_t(mesh.vertex_count), -1);
   std::int32_t* remap = m_remap.data();
-  const std::uint16_t* indices = mesh.indices.data();
-  m_bounds.resize(std::size_t(triangles));
+  // One more entry: each triangle's bounds are written as 16 bytes, the last 4 into the next entry.
+  m_bounds.resize(std::size_t(triangles) + 1);
+  static_assert(sizeof(TriangleBounds) == 12);
+  auto* bounds = reinterpret_cast<std::byte*>(m_bounds.data());
   __m128i all_min = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   __m128i all_max = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
   auto vertex = [&](int i) {
@@ -54,12 +58,10 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
     const __m128i lo = _mm_min_epi16(v0, _mm_min_epi16(v1, v2)), hi = _mm_max_epi16(v0, _mm_max_epi16(v1, v2));
     all_min = _mm_min_epi16(all_min, lo);
     all_max = _mm_max_epi16(all_max, hi);
-    alignas(16) std::int16_t l[8], h[8];
-    _mm_store_si128(reinterpret_cast<__m128i*>(l), lo);
-    _mm_store_si128(reinterpret_cast<__m128i*>(h), hi);
-    TriangleBounds& b = m_bounds[std::size_t(t)];
-    std::memcpy(b.min.data(), l, 3 * sizeof(std::int16_t));
-    std::memcpy(b.max.data(), h, 3 * sizeof(std::int16_t));
+    // min x, y, z, max x, y, z: lanes 0-2 of lo and of hi, side by side.
+    const __m128i row = _mm_shuffle_epi8(_mm_unpacklo_epi64(lo, hi),
+                                         _mm_setr_epi8(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, -1, -1, -1, -1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bounds + sizeof(TriangleBounds) * std::size_t(t)), row);
   }
   alignas(16) std::int16_t lo_all[8], hi_all[8];
   _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
@@ -71,7 +73,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
     if (r == 0) r = vertices++;
   // Corner offsets (3 x vertex index) must fit in 15 bits, bit 15 being the edge flag.
   if (3 * (vertices - 1) > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
-  buildKd(m_bounds, m_options, m_kd, m_kd_scratch);
+  buildKd(std::span<const TriangleBounds>(m_bounds.data(), std::size_t(triangles)), m_options, m_kd, m_kd_scratch);
   const int leaves = int(m_kd.leaves.size());
   const int groups = (leaves + kLeafGroup - 1) / kLeafGroup;
 
@@ -117,10 +119,11 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   leaf_start[leaves] = std::uint16_t(triangles);
 
   auto* positions = const_cast<std::int16_t*>(c->positions());
+  const mesher::Vertex* vertices_in = mesh.vertices.data();
   for (int v = 0; v < mesh.vertex_count; ++v) {
-    const std::int32_t r = m_remap[std::size_t(v)];
+    const std::int32_t r = remap[v];
     if (r < 0) continue;
-    const mesher::Vertex& p = mesh.vertices[std::size_t(v)];
+    const mesher::Vertex& p = vertices_in[v];
     positions[3 * r] = p.x;
     positions[3 * r + 1] = p.y;
     positions[3 * r + 2] = p.z;
@@ -131,13 +134,17 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   auto* materials = const_cast<std::uint8_t*>(c->materials());
   m_edge_flags.resize(std::size_t(triangles));
   computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
+  // The arrays read by pointer: the byte stores below may alias any vector's data pointer, which would be reloaded.
+  const std::uint16_t* order = m_kd.order.data();
+  const std::uint8_t* edge_flags = m_edge_flags.data();
+  const std::uint8_t* mesh_materials = mesh.materials.data();
   for (int i = 0; i < triangles; ++i) {
-    const std::uint16_t t = m_kd.order[std::size_t(i)];
-    const unsigned flags = m_edge_flags[t];
+    const std::uint16_t t = order[i];
+    const unsigned flags = edge_flags[t];
     corners[0][i] = std::uint16_t(3 * remap[indices[3 * t]] | (flags & 1u) << 15);
     corners[1][i] = std::uint16_t(3 * remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
     corners[2][i] = std::uint16_t(3 * remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
-    materials[i] = mesh.materials[t];
+    materials[i] = mesh_materials[t];
   }
   return c;
 }
