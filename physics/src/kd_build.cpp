@@ -264,19 +264,20 @@ void buildWith(std::span<const TriangleBounds> bounds, int leaf_triangles, int m
         right += !go_left;
       }
     }
-    for (int f = 0; f < kFields; ++f) {
-      std::int16_t* to = dst.field(f) + left;
-      const std::int16_t* from = spill.field(f);
-      int k = 0;
-      for (; k + kLanes <= right; k += kLanes)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + k),
-                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + k)));
-      if (right >= kLanes) {  // the last 8, overlapping
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(to + right - kLanes),
-                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + right - kLanes)));
-      } else {
-        for (; k < right; ++k) to[k] = from[k];
+    // The spill after the left, every field 8 records a step; the last step overlaps the one before it, and a right
+    // side of fewer than 8 goes record by record.
+    auto copy8 = [&](int k) {
+      for (int f = 0; f < kFields; ++f) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst.field(f) + left + k),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(spill.field(f) + k)));
       }
+    };
+    if (right >= kLanes) {
+      for (int k = 0; k + kLanes < right; k += kLanes) copy8(k);
+      copy8(right - kLanes);
+    } else {
+      for (int k = 0; k < right; ++k)
+        for (int f = 0; f < kFields; ++f) dst.field(f)[left + k] = spill.field(f)[k];
     }
     int split = left;
     const int left_count = split - task.first;
