@@ -63,8 +63,10 @@ struct Records {
     return {data.get()};
   }
 };
-// The strides: chunk colliders (at most 3,072 triangles), and any input buildKd takes (65,535).
-constexpr std::size_t kSmallStride = 4096, kLargeStride = 65536 + kLanes;
+// The strides: chunk colliders (at most 3,072 triangles), and any input buildKd takes (65,535). Neither is a
+// multiple of 4 KiB: fields a multiple apart would share L1 sets (and 4 KiB store-to-load aliasing), and a step
+// touches 21 of them; one and two cache lines more spread them over consecutive sets.
+constexpr std::size_t kSmallStride = 4096 + 32, kLargeStride = 65536 + 64;
 
 struct Bounds {
   int min[3], max[3];
