@@ -39,7 +39,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
     return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a triangle index is past vertex_count", {}};
   }
   // Triangle bounds: each vertex is one 8-byte load (x, y, z, pad), min and max in int16 lanes. The same pass marks
-  // the vertices in use (0 in m_remap).
+  // the vertices in use (0 in m_remap; then each used vertex's new number times 3, its offset in the positions).
   m_remap.assign(std::size_t(mesh.vertex_count), -1);
   std::int32_t* remap = m_remap.data();
   // One more entry: each triangle's bounds are written as 16 bytes, the last 4 into the next entry.
@@ -48,10 +48,11 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   auto* bounds = reinterpret_cast<std::byte*>(m_bounds.data());
   __m128i all_min = _mm_set1_epi16(std::numeric_limits<std::int16_t>::max());
   __m128i all_max = _mm_set1_epi16(std::numeric_limits<std::int16_t>::min());
+  const mesher::Vertex* vertices_in = mesh.vertices.data();
   auto vertex = [&](int i) {
     const std::uint16_t v = indices[i];
     remap[v] = 0;
-    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&mesh.vertices[v]));
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(vertices_in + v));
   };
   for (int t = 0; t < triangles; ++t) {
     const __m128i v0 = vertex(3 * t), v1 = vertex(3 * t + 1), v2 = vertex(3 * t + 2);
@@ -70,7 +71,7 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   // Used vertices, renumbered in their original order.
   int vertices = 0;
   for (std::int32_t& r : m_remap)
-    if (r == 0) r = vertices++;
+    if (r == 0) r = 3 * vertices++;
   // Corner offsets (3 x vertex index) must fit in 15 bits, bit 15 being the edge flag.
   if (3 * (vertices - 1) > 0x7FFF) return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: too many vertices", {}};
   buildKd(std::span<const TriangleBounds>(m_bounds.data(), std::size_t(triangles)), m_options, m_kd, m_kd_scratch);
@@ -119,14 +120,13 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   leaf_start[leaves] = std::uint16_t(triangles);
 
   auto* positions = const_cast<std::int16_t*>(c->positions());
-  const mesher::Vertex* vertices_in = mesh.vertices.data();
   for (int v = 0; v < mesh.vertex_count; ++v) {
     const std::int32_t r = remap[v];
     if (r < 0) continue;
     const mesher::Vertex& p = vertices_in[v];
-    positions[3 * r] = p.x;
-    positions[3 * r + 1] = p.y;
-    positions[3 * r + 2] = p.z;
+    positions[r] = p.x;
+    positions[r + 1] = p.y;
+    positions[r + 2] = p.z;
   }
   std::uint16_t* corners[3] = {const_cast<std::uint16_t*>(c->corner(0)), const_cast<std::uint16_t*>(c->corner(1)),
                                const_cast<std::uint16_t*>(c->corner(2))};
@@ -141,9 +141,9 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   for (int i = 0; i < triangles; ++i) {
     const std::uint16_t t = order[i];
     const unsigned flags = edge_flags[t];
-    corners[0][i] = std::uint16_t(3 * remap[indices[3 * t]] | (flags & 1u) << 15);
-    corners[1][i] = std::uint16_t(3 * remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
-    corners[2][i] = std::uint16_t(3 * remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
+    corners[0][i] = std::uint16_t(remap[indices[3 * t]] | (flags & 1u) << 15);
+    corners[1][i] = std::uint16_t(remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
+    corners[2][i] = std::uint16_t(remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
     materials[i] = mesh_materials[t];
   }
   return c;
