@@ -115,10 +115,8 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
 
   // Build without locks (the world's reads are lock-free; an edit meanwhile bumps the shard's generation).
   static thread_local BuildScratch scratch;
-  const terrain::VoxelCoord o = terrain::chunkOrigin(chunk);
   // The 12^3 box: the chunk's triangles and, for the edge flags, its neighbours' within one voxel.
-  constexpr int kApron = mesher::kWideApron, kFar = terrain::kChunkSize + mesher::kWideApron;
-  const terrain::VoxelBox box{{o.x - kApron, o.y - kApron, o.z - kApron}, {o.x + kFar, o.y + kFar, o.z + kFar}};
+  const terrain::VoxelBox box = terrain::grown(terrain::chunkBox(chunk), mesher::kWideApron);
   // A seqlock read: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
   // never the world's; read again until one read lies between two edits (edits are short and serialised).
   for (;;) {

@@ -121,7 +121,8 @@ template <std::size_t kStride>
 // each bound loaded as a row of 8 lanes (the last two the next bound's) and the 8 x 8 block transposed by unpacks; a
 // block is taken this way only when a bound follows it (its last row reads 4 bytes into that bound), the rest one by
 // one.
-static_assert(sizeof(TriangleBounds) == 6 * sizeof(std::int16_t) && kMin == 0 && kMax == 3);
+constexpr int kRow = 6;  // int16 per TriangleBounds: fields 0-5
+static_assert(sizeof(TriangleBounds) == kRow * sizeof(std::int16_t) && kMin == 0 && kMax == 3 && kId == kRow);
 template <std::size_t kStride>
 void copyRecords(std::span<const TriangleBounds> bounds, Fields<kStride> r) {
   const int n = int(bounds.size());
@@ -130,7 +131,7 @@ void copyRecords(std::span<const TriangleBounds> bounds, Fields<kStride> r) {
   int i = 0;
   for (; i + kLanes < n; i += kLanes, id = _mm_add_epi16(id, _mm_set1_epi16(kLanes))) {
     __m128i v[8];
-    for (int k = 0; k < 8; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 6 * (i + k)));
+    for (int k = 0; k < 8; ++k) v[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + kRow * (i + k)));
     __m128i t[8], u[6];
     for (int k = 0; k < 4; ++k) {
       t[2 * k] = _mm_unpacklo_epi16(v[2 * k], v[2 * k + 1]);
@@ -148,7 +149,7 @@ void copyRecords(std::span<const TriangleBounds> bounds, Fields<kStride> r) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(r.field(kId) + i), id);
   }
   for (; i < n; ++i) {
-    for (int f = 0; f < 6; ++f) r.field(f)[i] = row[6 * i + f];
+    for (int f = 0; f < kRow; ++f) r.field(f)[i] = row[kRow * i + f];
     r.field(kId)[i] = std::int16_t(std::uint16_t(i));
   }
 }

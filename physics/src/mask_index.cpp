@@ -502,9 +502,7 @@ struct MaskIndex::State {
   }
   // Chunk c's masks from its 10^3 box; nothing when the box cannot be read (outside the readable range).
   static std::optional<ChunkMasks> read(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
-    const VoxelCoord o = terrain::chunkOrigin(c);
-    const VoxelBox apron{{o.x - 1, o.y - 1, o.z - 1}, {o.x + kChunkSize + 1, o.y + kChunkSize + 1, o.z + kChunkSize + 1}};
-    if (!world.readBox(apron, box).ok()) return std::nullopt;
+    if (!world.readBox(terrain::grown(terrain::chunkBox(c), kMaskApron), box).ok()) return std::nullopt;
     Result<ChunkMasks> built = buildChunkMasks(box);
     if (!built.ok()) return std::nullopt;
     return *built;

@@ -248,9 +248,7 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
   // The hot path: a chunk with a 1- or 2-voxel apron (the 10^3 and 12^3 boxes).
   const ChunkCoord centre = chunkOf({box.min.x + 2, box.min.y + 2, box.min.z + 2});
   for (const int apron : {1, 2}) {
-    const VoxelCoord o = chunkOrigin(centre);
-    if (box == VoxelBox{{o.x - apron, o.y - apron, o.z - apron},
-                        {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}}) {
+    if (box == grown(chunkBox(centre), apron)) {
       if (apron == 1 ? readApronBox<1>(table, centre, out.data()) : readApronBox<2>(table, centre, out.data())) {
         return {};
       }

@@ -27,10 +27,6 @@ constexpr Voxel kRock{2, 255};
 // The voxels of chunks [lo, hi) (hi exclusive).
 VoxelBox voxelsOf(ChunkCoord lo, ChunkCoord hi) { return {chunkOrigin(lo), chunkOrigin(hi)}; }
 
-VoxelBox grown(const VoxelBox& b, int by) {
-  return {{b.min.x - by, b.min.y - by, b.min.z - by}, {b.max.x + by, b.max.y + by, b.max.z + by}};
-}
-
 // Every chunk of [lo, hi) meshed on its own by the fast mesher, owned triangles only, in world fixed point.
 std::vector<MeshTriangle> meshChunkByChunk(const World& world, ChunkCoord lo, ChunkCoord hi, int apron) {
   const VoxelGrid grid = vtp::test::readGrid(world, grown(voxelsOf(lo, hi), apron));

@@ -24,6 +24,12 @@ int sphereLevel(Vec3d c, double r, VoxelCoord v) {
 
 }  // namespace
 
+TEST_CASE("coordinates: a chunk's box grown by an apron, negative chunks included") {
+  CHECK(grown(chunkBox({-1, 0, 2}), 2) == VoxelBox{{-10, -2, 14}, {2, 10, 26}});
+  CHECK(grown(chunkBox({0, 0, 0}), 1).volume() == 1000);
+  CHECK(grown(grown(chunkBox({3, -4, 5}), 2), -2) == chunkBox({3, -4, 5}));
+}
+
 TEST_CASE("World") {
   auto world = vtp::test::makeWorld();
 

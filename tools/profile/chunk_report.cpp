@@ -36,6 +36,11 @@ std::string fmt(const nlohmann::json& v) {
   return escape(v.dump());
 }
 
+// The report's value at JSON pointer `pointer`, formatted ("—" when absent).
+std::string figure(const nlohmann::json& report, const std::string& pointer) {
+  return fmt(report.value(nlohmann::json::json_pointer(pointer), nlohmann::json(nullptr)));
+}
+
 // A histogram of `values` as an SVG bar chart.
 std::string histogram(const std::vector<double>& values, const std::string& title, const std::string& unit) {
   constexpr int kBins = 30, kW = 560, kH = 200, kPad = 36;
@@ -173,17 +178,14 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
   row("mask query ns per chunk", "/masks/query_ns_per_chunk", 10, true);
   row("mask false-pair rejection", "/masks/false_pair_rejection", 0.95, false);
   html << "</table><p>Bucket targets are the row targets × 1.15. Mismatches by Bullet against the same oracle: "
-       << fmt(report.value("/mismatches/bullet"_json_pointer, nlohmann::json(nullptr))) << ". Cache: hit rate "
-       << fmt(report.value("/cache/hit_rate"_json_pointer, nlohmann::json(nullptr))) << ", evictions "
-       << fmt(report.value("/cache/evictions"_json_pointer, nlohmann::json(nullptr))) << ".</p>";
+       << figure(report, "/mismatches/bullet") << ". Cache: hit rate " << figure(report, "/cache/hit_rate")
+       << ", evictions " << figure(report, "/cache/evictions") << ".</p>";
   // Layouts side by side, the published one as the reference row.
   html << "<h2>Layouts</h2><table id='layouts'><tr><th>layout</th><th>bytes / triangle</th><th>build ns / triangle</th>"
           "<th>long ray vs Bullet</th><th>short ray vs Bullet</th></tr>";
   auto layout = [&](const std::string& name, const std::string& bytes, const std::string& build, const std::string& lng,
                     const std::string& shrt) {
-    auto get = [&](const std::string& p) {
-      return p.empty() ? std::string("1") : fmt(report.value(nlohmann::json::json_pointer(p), nlohmann::json(nullptr)));
-    };
+    auto get = [&](const std::string& p) { return p.empty() ? std::string("1") : figure(report, p); };
     html << "<tr><td>" << escape(name) << "</td><td>" << get(bytes) << "</td><td>" << get(build) << "</td><td>"
          << get(lng) << "</td><td>" << get(shrt) << "</td></tr>";
   };
@@ -198,12 +200,11 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
          "/collider/bullet_plain_build_ns_per_triangle", "", "");
   html << "</table><p>Builds with what contacts need, as each side runs them: ours from the wide-apron mesh, as the "
           "collider cache builds (chunk-seam edges classified against the neighbours' triangles), "
-       << fmt(report.value("/collider/as_cached/build_ns_per_triangle"_json_pointer, nlohmann::json(nullptr)))
-       << " ns per triangle: " << fmt(report.value("/ratios/build_as_cached_vs_bullet_quantized"_json_pointer, nlohmann::json(nullptr)))
-       << " of Bullet's quantised build, "
-       << fmt(report.value("/ratios/build_as_cached_vs_bullet_with_edge_info"_json_pointer, nlohmann::json(nullptr)))
+       << figure(report, "/collider/as_cached/build_ns_per_triangle") << " ns per triangle: "
+       << figure(report, "/ratios/build_as_cached_vs_bullet_quantized") << " of Bullet's quantised build, "
+       << figure(report, "/ratios/build_as_cached_vs_bullet_with_edge_info")
        << " of that build plus btGenerateInternalEdgeInfo ("
-       << fmt(report.value("/collider/as_cached/bullet_edge_info_ns_per_triangle"_json_pointer, nlohmann::json(nullptr)))
+       << figure(report, "/collider/as_cached/bullet_edge_info_ns_per_triangle")
        << " ns per triangle), the counterpart of our edge flags.</p>";
   std::vector<double> bytes_per_tri, build_ns;
   for (const ChunkRow& r : rows) {

@@ -49,12 +49,8 @@ constexpr int kBuckets = 3;
 const char* const kBucketNames[kBuckets] = {"small", "typical", "large"};
 int bucketOf(int triangles) { return triangles < 64 ? 0 : triangles < 256 ? 1 : 2; }
 
-// Chunk c's box with `apron` voxels around it (the mesher's input: 1, or mesher::kWideApron as the collider cache reads).
-VoxelBox apronBox(ChunkCoord c, int apron = 1) {
-  const VoxelCoord o = chunkOrigin(c);
-  return {{o.x - apron, o.y - apron, o.z - apron},
-          {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}};
-}
+// Chunk c's box with `apron` voxels around it: the mesher's input (kApron), or the cache's box (kWideApron).
+VoxelBox apronBox(ChunkCoord c, int apron = mesher::kApron) { return grown(chunkBox(c), apron); }
 
 struct Queries {
   std::vector<physics::Ray> rays[2];           // long, short (world units)
@@ -247,7 +243,9 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   // none), reported with the cached builds.
   std::size_t other_triangles = 0;
   {
-    enum { kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kCachedBuild, kEdgeInfo, kSteps };
+    enum {
+      kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kCachedBuild, kEdgeInfo, kSteps
+    };
     // The published layout for the reference row: the same kD build with 2-triangle leaves, costed as 12 bytes per
     // node (branches and leaves) over our 16-bit mesh (6 bytes per vertex, 6 per triangle, 1 material byte).
     physics::ColliderBuilder reference_builder({2, 32});
@@ -282,7 +280,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
                                       6 * std::size_t(rebuilt->vertexCount()) + 7 * std::size_t(rebuilt->triangleCount());
         }
         rebuilt.reset();
-        chunks[i].bullet->release();  // untimed, as our rebuilt colliders are freed outside their steps
+        chunks[i].bullet->release();  // untimed, as our colliders are freed outside their steps
         step(kBulletPlain, [&] { chunks[i].bullet->build(false); });
         chunks[i].bullet_plain_bytes = chunks[i].bullet->bytes();
         chunks[i].bullet->release();

@@ -92,10 +92,7 @@ bool overlaps(const Box3& a, const Box3& b) {
   return true;
 }
 
-VoxelBox apronBox(ChunkCoord c) {
-  const VoxelCoord o = chunkOrigin(c);
-  return {{o.x - 1, o.y - 1, o.z - 1}, {o.x + kChunkSize + 1, o.y + kChunkSize + 1, o.z + kChunkSize + 1}};
-}
+VoxelBox apronBox(ChunkCoord c) { return grown(chunkBox(c), physics::kMaskApron); }
 
 std::int32_t floorDiv8(double v) { return floorDivChunk(std::int32_t(std::floor(v))); }
 

@@ -33,11 +33,7 @@ constexpr std::size_t kBoxVoxels = std::size_t(mesher::boxVolume(kApron));
 constexpr int kSweeps = 3;
 
 
-VoxelBox apronBox(ChunkCoord c) {
-  const VoxelCoord o = chunkOrigin(c);
-  return {{o.x - kApron, o.y - kApron, o.z - kApron},
-          {o.x + kChunkSize + kApron, o.y + kChunkSize + kApron, o.z + kChunkSize + kApron}};
-}
+VoxelBox apronBox(ChunkCoord c) { return grown(chunkBox(c), kApron); }
 
 // v sorted ascending; nearest-rank percentile, q in (0, 1].
 double percentile(const std::vector<double>& v, double q) {

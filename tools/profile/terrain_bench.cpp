@@ -15,11 +15,7 @@ using namespace vtp::terrain;
 // Boxes of chunk + `apron` voxels on every side, one per chunk in `chunks`.
 std::vector<VoxelBox> apronBoxes(const std::vector<ChunkCoord>& chunks, int apron) {
   std::vector<VoxelBox> boxes;
-  for (ChunkCoord c : chunks) {
-    const VoxelCoord o = chunkOrigin(c);
-    boxes.push_back({{o.x - apron, o.y - apron, o.z - apron},
-                     {o.x + kChunkSize + apron, o.y + kChunkSize + apron, o.z + kChunkSize + apron}});
-  }
+  for (ChunkCoord c : chunks) boxes.push_back(grown(chunkBox(c), apron));
   return boxes;
 }
 

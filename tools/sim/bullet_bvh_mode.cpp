@@ -139,7 +139,7 @@ class BulletBvhBackend final : public TerrainBackend {
       m_chunks.erase(it);
     }
     const terrain::VoxelCoord o = terrain::chunkOrigin(c);
-    const terrain::VoxelBox box{{o.x - 1, o.y - 1, o.z - 1}, {o.x + 9, o.y + 9, o.z + 9}};
+    const terrain::VoxelBox box = terrain::grown(terrain::chunkBox(c), mesher::kApron);
     if (Status s = m_world->readBox(box, m_voxels); !s) return s;
     auto count = m_mesher.mesh(m_voxels, mesher::kApron, m_mesh);
     if (!count) return count.error();

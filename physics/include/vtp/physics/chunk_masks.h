@@ -39,7 +39,9 @@ struct ChunkMasks {
   friend bool operator==(const ChunkMasks&, const ChunkMasks&) = default;
 };
 
-/// Voxels in the input box: the chunk plus a 1-voxel apron, 10^3, in terrain::World::readBox layout.
+/// The input box: the chunk plus a 1-voxel apron (terrain::grown(terrain::chunkBox(c), kMaskApron)), 10^3 voxels, in
+/// terrain::World::readBox layout.
+inline constexpr int kMaskApron = 1;
 inline constexpr int kMaskBoxVolume = 1000;
 
 /// Builds a chunk's masks from its 10^3 box with bit operations (no per-voxel branches). Error (kInvalidArgument)

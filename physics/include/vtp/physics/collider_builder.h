@@ -40,7 +40,7 @@ class ColliderBuilder {
   KdBuild m_kd;
   KdScratch m_kd_scratch;
   std::vector<TriangleBounds> m_bounds;
-  std::vector<std::int32_t> m_remap;
+  std::vector<std::int32_t> m_remap;  // per mesh vertex: its offset in the positions (3 x its new number), or -1
   std::vector<std::uint8_t> m_edge_flags;
   std::unique_ptr<EdgeFlagScratch> m_edge_scratch;
 };

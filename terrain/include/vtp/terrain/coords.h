@@ -94,6 +94,12 @@ constexpr VoxelBox chunkBox(ChunkCoord c) {
   return {o, {o.x + kChunkSize, o.y + kChunkSize, o.z + kChunkSize}};
 }
 
+/// Box b grown by `by` voxels on every side (shrunk for a negative `by`). chunkBox(c) grown by the mesher's apron is
+/// the box the mesher reads for chunk c. The caller keeps the result within int32.
+constexpr VoxelBox grown(const VoxelBox& b, std::int32_t by) {
+  return {{b.min.x - by, b.min.y - by, b.min.z - by}, {b.max.x + by, b.max.y + by, b.max.z + by}};
+}
+
 /// Intersection of two boxes (may be empty).
 constexpr VoxelBox intersect(const VoxelBox& a, const VoxelBox& b) {
   auto mx = [](std::int32_t p, std::int32_t q) { return p > q ? p : q; };
