@@ -23,7 +23,8 @@ ColliderBuilder::ColliderBuilder(KdBuildOptions options)
 
 ColliderBuilder::~ColliderBuilder() = default;
 
-Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk) {
+Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk,
+                                                         ColliderUse use) {
   const int triangles = mesh.owned_triangle_count;
   if (triangles < 0 || triangles > mesh.triangle_count || std::size_t(3 * mesh.triangle_count) > mesh.indices.size() ||
       std::size_t(mesh.triangle_count) > mesh.materials.size() || mesh.vertex_count < 0 ||
@@ -132,8 +133,13 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
                                const_cast<std::uint16_t*>(c->corner(2))};
   std::fill_n(corners[2] + triangles, kCornerPadding, std::uint16_t(0));
   auto* materials = const_cast<std::uint8_t*>(c->materials());
-  m_edge_flags.resize(std::size_t(triangles));
-  computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
+  if (use == ColliderUse::kContacts) {
+    m_edge_flags.resize(std::size_t(triangles));
+    computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
+    c->m_has_edge_flags = true;
+  } else {
+    m_edge_flags.assign(std::size_t(triangles), 0);
+  }
   // The arrays read by pointer: the byte stores below may alias any vector's data pointer, which would be reloaded.
   const std::uint16_t* order = m_kd.order.data();
   const std::uint8_t* edge_flags = m_edge_flags.data();

@@ -3,6 +3,7 @@
 #include "vtp/physics/collider_cache.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -25,12 +26,13 @@ struct ChunkKeyHash {
   std::size_t operator()(ChunkCoord c) const noexcept { return std::size_t(terrain::chunkHash(c)); }
 };
 
-// Per thread: the mesher, the builder and the box buffer (no allocation after the first build on a thread).
+// Per thread: the mesher, the builder and the box buffers (no allocation after the first build on a thread).
 struct BuildScratch {
   mesher::SurfaceMesher mesher;
   mesher::ChunkMesh mesh;
   ColliderBuilder builder;
-  std::vector<terrain::Voxel> box = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kWideApron)));
+  std::vector<terrain::Voxel> narrow = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kApron)));
+  std::vector<terrain::Voxel> wide = std::vector<terrain::Voxel>(std::size_t(mesher::boxVolume(mesher::kWideApron)));
 };
 
 }  // namespace
@@ -57,8 +59,8 @@ struct ColliderCache::State {
   Shard shards[kShards];
   std::atomic<std::uint64_t> tick{0};
   std::atomic<std::size_t> bytes{0}, entries{0};
-  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, evictions{0}, invalidations{0}, overflow_builds{0},
-      stale_builds{0};
+  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, upgrades{0}, evictions{0}, invalidations{0},
+      overflow_builds{0}, stale_builds{0};
   // Exact LRU, kept lazily: every entry sits under the stamp of its last use as of its last visit here; a hit only
   // stores last_use. The front entry is the least recently used once its stamp equals its last_use (every other
   // entry's last_use is at least its own stamp, which is at least the front's); otherwise it is re-filed.
@@ -66,6 +68,16 @@ struct ColliderCache::State {
   std::multimap<std::uint64_t, Entry*> lru;
 
   Shard& shardOf(ChunkCoord c) { return shards[terrain::chunkHash(c) % kShards]; }
+  // Takes entry e, just removed from its shard's map, off the LRU order (under the eviction mutex).
+  void unlist(Entry* e) {
+    auto [first, last] = lru.equal_range(e->lru_stamp);
+    for (auto it = first; it != last; ++it) {
+      if (it->second == e) {
+        lru.erase(it);
+        return;
+      }
+    }
+  }
 };
 
 Result<std::unique_ptr<ColliderCache>> ColliderCache::createChecked(terrain::World& world, ColliderCacheOptions options) {
@@ -93,7 +105,7 @@ void ColliderCache::release(Entry* entry) noexcept {
   delete entry;
 }
 
-Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
+Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse use) {
   if (!chunkInPhysicsRange(chunk)) {
     return Error{ErrorCode::kOutOfRange, "ColliderCache::acquire: the chunk lies beyond 2^16 voxels of the origin", {}};
   }
@@ -102,7 +114,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   std::uint64_t generation;
   {
     std::lock_guard lock(shard.mutex);
-    if (auto it = shard.map.find(chunk); it != shard.map.end()) {
+    if (auto it = shard.map.find(chunk); it != shard.map.end() && it->second->collider->serves(use)) {
       Entry* e = it->second;
       e->refs.fetch_add(1, std::memory_order_relaxed);
       e->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -115,8 +127,11 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
 
   // Build without locks (the world's reads are lock-free; an edit meanwhile bumps the shard's generation).
   static thread_local BuildScratch scratch;
-  // The 12^3 box: the chunk's triangles and, for the edge flags, its neighbours' within one voxel.
-  const terrain::VoxelBox box = terrain::grown(terrain::chunkBox(chunk), mesher::kWideApron);
+  // For contacts the 12^3 box: the chunk's triangles and, for the edge flags, its neighbours' within one voxel. For
+  // rays and gathers the 10^3 box, whose mesh owns the same triangles.
+  const int apron = use == ColliderUse::kContacts ? mesher::kWideApron : mesher::kApron;
+  std::vector<terrain::Voxel>& voxels = use == ColliderUse::kContacts ? scratch.wide : scratch.narrow;
+  const terrain::VoxelBox box = terrain::grown(terrain::chunkBox(chunk), apron);
   // A seqlock read: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
   // never the world's; read again until one read lies between two edits (edits are short and serialised).
   for (;;) {
@@ -125,11 +140,11 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
       std::this_thread::yield();
       continue;
     }
-    if (Status st = m_world.readBox(box, scratch.box); !st) return st.error();
+    if (Status st = m_world.readBox(box, voxels); !st) return st.error();
     if (m_world.publishSequence() == before) break;
   }
-  if (auto n = scratch.mesher.mesh(scratch.box, mesher::kWideApron, scratch.mesh); !n) return n.error();
-  auto built = scratch.builder.build(scratch.mesh, chunk);
+  if (auto n = scratch.mesher.mesh(voxels, apron, scratch.mesh); !n) return n.error();
+  auto built = scratch.builder.build(scratch.mesh, chunk, use);
   if (!built) return built.error();
   s.builds.fetch_add(1, std::memory_order_relaxed);
   auto* fresh = new Entry;
@@ -139,15 +154,28 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   fresh->refs.store(1, std::memory_order_relaxed);  // the caller's pin
 
   // Before evicting anything: an edit since the lookup (the box may be older than the world: serve it, it was the
-  // chunk at a published moment, but do not keep it), or another thread's build of the same chunk (use theirs).
-  // Checked again at insertion, since either can happen while room is made.
+  // chunk at a published moment, but do not keep it), or another thread's build of the same chunk that serves this
+  // use (use theirs). Checked again at insertion, since either can happen while room is made.
   auto stale_or_theirs = [&]() -> Entry* {
     if (shard.generation != generation) return fresh;
-    if (auto found = shard.map.find(chunk); found != shard.map.end()) {
+    if (auto found = shard.map.find(chunk); found != shard.map.end() && found->second->collider->serves(use)) {
       found->second->refs.fetch_add(1, std::memory_order_relaxed);
       return found->second;
     }
     return nullptr;
+  };
+  // A collider without edge flags that this contact build replaces: out of the map and the LRU order now, so that
+  // making room counts its bytes (freed here, or by its last pin). Under the eviction mutex and the shard's; insertions
+  // hold the eviction mutex throughout, so no other entry for the chunk appears until this one is inserted.
+  auto replace_older = [&] {
+    auto found = shard.map.find(chunk);
+    if (found == shard.map.end()) return;
+    Entry* older = found->second;
+    shard.map.erase(found);
+    s.unlist(older);
+    s.entries.fetch_sub(1, std::memory_order_relaxed);
+    s.upgrades.fetch_add(1, std::memory_order_relaxed);
+    release(older);
   };
   auto serve = [&](Entry* e) {
     if (e == fresh) {
@@ -166,6 +194,11 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
     return Pin(this, fresh);
   }
   std::lock_guard eviction(s.eviction_mutex);
+  {
+    std::lock_guard lock(shard.mutex);
+    if (Entry* e = stale_or_theirs()) return serve(e);
+    replace_older();
+  }
   // Make room: evict from the LRU front, re-filing entries used since they were filed and skipping pinned ones.
   auto it = s.lru.begin();
   while (s.bytes.load(std::memory_order_relaxed) + fresh->bytes > m_budget && it != s.lru.end()) {
@@ -204,6 +237,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk) {
   {
     std::lock_guard lock(shard.mutex);
     if (Entry* e = stale_or_theirs()) return serve(e);
+    assert(shard.map.find(chunk) == shard.map.end());
     fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
     fresh->counted = true;
     fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -232,15 +266,7 @@ void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
   if (dropped.empty()) return;
   {
     std::lock_guard eviction(s.eviction_mutex);
-    for (Entry* e : dropped) {
-      auto [first, last] = s.lru.equal_range(e->lru_stamp);
-      for (auto it = first; it != last; ++it) {
-        if (it->second == e) {
-          s.lru.erase(it);
-          break;
-        }
-      }
-    }
+    for (Entry* e : dropped) s.unlist(e);
   }
   s.entries.fetch_sub(dropped.size(), std::memory_order_relaxed);
   s.invalidations.fetch_add(dropped.size(), std::memory_order_relaxed);
@@ -255,6 +281,7 @@ ColliderCacheStats ColliderCache::stats() const {
   out.hits = s.hits.load();
   out.misses = s.misses.load();
   out.builds = s.builds.load();
+  out.upgrades = s.upgrades.load();
   out.evictions = s.evictions.load();
   out.invalidations = s.invalidations.load();
   out.overflow_builds = s.overflow_builds.load();

@@ -47,7 +47,7 @@ void TerrainShape::raycast(btTriangleRaycastCallback& callback) const {
                 double(callback.m_hitFraction)};
   const double voxel_size = m_state.physics.voxelSize();
   auto feed = [&](const WorldRayHit& h) {
-    auto pin = m_state.physics.colliders().acquire(h.chunk);
+    auto pin = m_state.physics.colliders().acquire(h.chunk, ColliderUse::kQueries);
     if (!pin) return;
     const ColliderTriangle t = pin.value()->triangle(h.hit.triangle);
     const std::array<double, 3> o = chunkOriginWorld(h.chunk, voxel_size);

@@ -126,7 +126,7 @@ Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visi
   Status walked = walkChunks(ray, [&](ChunkCoord c, double entry) {
     if (!keep_going(entry)) return false;
     if (!mayOwnTriangles(*m_masks, c)) return true;
-    auto pin = m_colliders->acquire(c);
+    auto pin = m_colliders->acquire(c, ColliderUse::kQueries);
     ChunkRay prepared;
     if (!pin) failed = pin.error();
     else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;

@@ -1,7 +1,8 @@
 // The collider cache: a miss builds exactly the collider a fresh build gives, a hit returns it again; an edit drops
 // exactly the chunks whose 10^3 box it changed and the next query sees the new surface; eviction is least recently
 // used first and never touches pinned colliders; the budget holds under a random query storm (overflow builds aside);
-// a collider dropped while pinned stays readable; bad options and chunks are refused.
+// a collider dropped while pinned stays readable; rays and gathers get colliders without edge flags, which the first
+// contact query replaces by the full collider (within the budget, pinned or not); bad options and chunks are refused.
 #include "vtp/physics/collider_cache.h"
 
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@
 using namespace vtp::terrain;
 using vtp::physics::ColliderCache;
 using vtp::physics::ColliderCacheOptions;
+using vtp::physics::ColliderUse;
 
 namespace {
 
@@ -229,5 +231,118 @@ TEST_CASE("collider cache: an edit exactly two voxels outside a chunk rebuilds i
     auto pin = cache->acquire(c);
     REQUIRE(pin.ok());
     CHECK(cache->stats().misses - before.misses == (outside == 2 ? 1u : 0u));
+  }
+}
+
+TEST_CASE("collider cache: queries get colliders without edge flags; the first contact query replaces them") {
+  auto world = vtp::test::makeWorld();
+  std::mt19937_64 rng(13);
+  vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 30, rng);
+  auto cache = makeCache(*world, std::size_t(16) << 20);
+  auto reference = makeCache(*world, std::size_t(16) << 20);  // contacts only
+  std::vector<ChunkCoord> all;
+  for (int z = -3; z <= 2; ++z)
+    for (int y = -2; y <= 1; ++y)
+      for (int x = -3; x <= 2; ++x) all.push_back({x, y, z});
+  std::vector<ColliderCache::Pin> lean;
+  std::size_t lean_bytes = 0, full_bytes = 0;
+  int flagged = 0;
+  for (const ChunkCoord c : all) {
+    auto q = cache->acquire(c, ColliderUse::kQueries);
+    REQUIRE(q.ok());
+    CHECK_FALSE((*q)->hasEdgeFlags());
+    CHECK(vtp::test::fingerprint(**q) == vtp::test::freshFingerprint(*world, c));
+    auto again = cache->acquire(c, ColliderUse::kQueries);
+    REQUIRE(again.ok());
+    CHECK(again->get() == q->get());
+    lean_bytes += (*q)->bytes();
+    lean.push_back(std::move(q.value()));
+  }
+  auto s = cache->stats();
+  CHECK(s.misses == all.size());
+  CHECK(s.upgrades == 0);
+  CHECK(s.bytes == lean_bytes);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    auto k = cache->acquire(all[i], ColliderUse::kContacts);
+    REQUIRE(k.ok());
+    CHECK((*k)->hasEdgeFlags());
+    CHECK(k->get() != lean[i].get());
+    // Exactly the collider a contacts-only cache builds, edge flags included.
+    auto r = reference->acquire(all[i]);
+    REQUIRE(r.ok());
+    REQUIRE((*k)->triangleCount() == (*r)->triangleCount());
+    for (int id = 0; id < (*k)->triangleCount(); ++id) {
+      CHECK((*k)->triangle(id).edge_flags == (*r)->triangle(id).edge_flags);
+      flagged += (*k)->triangle(id).edge_flags != 0;
+    }
+    CHECK(vtp::test::fingerprint(**k) == vtp::test::fingerprint(*lean[i]));
+    full_bytes += (*k)->bytes();
+    // Every later query, of either kind, hits it.
+    auto q = cache->acquire(all[i], ColliderUse::kQueries);
+    REQUIRE(q.ok());
+    CHECK(q->get() == k->get());
+  }
+  CHECK(flagged > 0);
+  s = cache->stats();
+  CHECK(s.misses == 2 * all.size());
+  CHECK(s.upgrades == all.size());
+  CHECK(s.entries == all.size());
+  CHECK(s.bytes == lean_bytes + full_bytes);  // the replaced colliders are still pinned: still counted
+  lean.clear();
+  CHECK(cache->stats().bytes == full_bytes);
+  // A chunk first built for contacts serves queries with no build.
+  auto fresh = makeCache(*world, std::size_t(16) << 20);
+  REQUIRE(fresh->acquire(all[5]).ok());
+  REQUIRE(fresh->acquire(all[5], ColliderUse::kQueries).ok());
+  CHECK(fresh->stats().builds == 1);
+  CHECK(fresh->stats().hits == 1);
+}
+
+TEST_CASE("collider cache: a contact query's replacement keeps the budget, with the replaced collider pinned or not") {
+  auto world = floorWorld();
+  auto probe = makeCache(*world, std::size_t(1) << 20);
+  const std::size_t one = (*probe->acquire({1, 0, 0}))->bytes();
+  REQUIRE((*probe->acquire({1, 0, 0}, ColliderUse::kQueries))->bytes() == one);
+  SUBCASE("unpinned: it makes the room itself") {
+    auto cache = makeCache(*world, 2 * one);
+    REQUIRE(cache->acquire({1, 0, 0}, ColliderUse::kQueries).ok());
+    REQUIRE(cache->acquire({2, 0, 0}, ColliderUse::kQueries).ok());
+    auto k = cache->acquire({1, 0, 0}, ColliderUse::kContacts);
+    REQUIRE(k.ok());
+    CHECK((*k)->hasEdgeFlags());
+    const auto s = cache->stats();
+    CHECK(s.upgrades == 1);
+    CHECK(s.evictions == 0);
+    CHECK(s.entries == 2);
+    CHECK(s.bytes == 2 * one);
+  }
+  SUBCASE("pinned: another collider is evicted") {
+    auto cache = makeCache(*world, 2 * one);
+    auto q = cache->acquire({1, 0, 0}, ColliderUse::kQueries);
+    REQUIRE(q.ok());
+    REQUIRE(cache->acquire({2, 0, 0}, ColliderUse::kQueries).ok());
+    auto k = cache->acquire({1, 0, 0}, ColliderUse::kContacts);
+    REQUIRE(k.ok());
+    const auto s = cache->stats();
+    CHECK(s.upgrades == 1);
+    CHECK(s.evictions == 1);
+    CHECK(s.entries == 1);
+    CHECK(s.bytes == 2 * one);
+    CHECK_FALSE((*q)->hasEdgeFlags());  // still readable
+  }
+  SUBCASE("pinned, and nothing else to evict: served, not kept") {
+    auto cache = makeCache(*world, one);
+    auto q = cache->acquire({1, 0, 0}, ColliderUse::kQueries);
+    REQUIRE(q.ok());
+    auto k = cache->acquire({1, 0, 0}, ColliderUse::kContacts);
+    REQUIRE(k.ok());
+    CHECK((*k)->hasEdgeFlags());
+    const auto s = cache->stats();
+    CHECK(s.upgrades == 1);
+    CHECK(s.overflow_builds == 1);
+    CHECK(s.entries == 0);
+    CHECK(s.bytes == one);
+    q = ColliderCache::Pin();
+    CHECK(cache->stats().bytes == 0);
   }
 }

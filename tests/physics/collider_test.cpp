@@ -563,3 +563,63 @@ TEST_CASE("collider builder: an index past vertex_count is refused, in a neighbo
   }
   CHECK(builder.build(mesh, {0, 0, 0}).ok());  // the builder is still usable
 }
+
+TEST_CASE("collider builder: a collider for queries is the contacts' collider without the edge flags") {
+  auto world = randomWorld(31, 1.0, 40);
+  ColliderBuilder builder;
+  vtp::mesher::SurfaceMesher surface_mesher;
+  vtp::mesher::ChunkMesh mesh;
+  std::vector<Voxel> box(std::size_t(vtp::mesher::boxVolume(vtp::mesher::kApron)));
+  std::mt19937_64 rng(32);
+  int chunks = 0, flagged = 0;
+  for (const ChunkCoord c : vtp::test::chunksNearStored(*world)) {
+    REQUIRE(world->readBox(grown(chunkBox(c), vtp::mesher::kApron), box).ok());
+    REQUIRE(surface_mesher.mesh(box, vtp::mesher::kApron, mesh).ok());
+    auto full = builder.build(mesh, c);
+    auto lean = builder.build(mesh, c, ColliderUse::kQueries);
+    REQUIRE(full.ok());
+    REQUIRE(lean.ok());
+    const Collider& f = **full;
+    const Collider& q = **lean;
+    CHECK(f.hasEdgeFlags());
+    CHECK_FALSE(q.hasEdgeFlags());
+    CHECK(f.serves(ColliderUse::kContacts));
+    CHECK_FALSE(q.serves(ColliderUse::kContacts));
+    CHECK(q.serves(ColliderUse::kQueries));
+    REQUIRE(q.triangleCount() == f.triangleCount());
+    CHECK(q.leafCount() == f.leafCount());
+    CHECK(q.bytes() == f.bytes());
+    if (f.triangleCount() == 0) continue;
+    ++chunks;
+    for (int id = 0; id < f.triangleCount(); ++id) {
+      const ColliderTriangle a = f.triangle(id), b = q.triangle(id);
+      for (int k = 0; k < 3; ++k) {
+        CHECK(a.vertices[std::size_t(k)].x == b.vertices[std::size_t(k)].x);
+        CHECK(a.vertices[std::size_t(k)].y == b.vertices[std::size_t(k)].y);
+        CHECK(a.vertices[std::size_t(k)].z == b.vertices[std::size_t(k)].z);
+      }
+      CHECK(a.material == b.material);
+      CHECK(b.edge_flags == 0);
+      flagged += a.edge_flags != 0;
+    }
+    for (int leaf = 0; leaf < f.leafCount(); ++leaf) CHECK(f.leafTriangles(leaf) == q.leafTriangles(leaf));
+    // The same answers to rays.
+    P3 lo, hi;
+    worldBounds(f, 1.0, lo, hi);
+    for (int i = 0; i < 16; ++i) {
+      const P3 a = uniformIn(rng, lo, hi), b = uniformIn(rng, lo, hi);
+      const Ray ray{a, sub(b, a), 1.0};
+      auto prepared = prepareRay(ray, c, 1.0);
+      REQUIRE(prepared.ok());
+      RayHit hf, hq;
+      const bool found = f.closestHit(*prepared, hf);
+      CHECK(q.closestHit(*prepared, hq) == found);
+      if (found) {
+        CHECK(hq.t == hf.t);
+        CHECK(hq.triangle == hf.triangle);
+      }
+    }
+  }
+  CHECK(chunks > 20);
+  CHECK(flagged > 0);  // the comparison saw edge flags to leave out
+}

@@ -1,5 +1,6 @@
 // The collider cache under concurrency (run under TSan in CI, label `tsan`): four threads query colliders and read
-// them while one thread edits the world and a 64 KiB budget forces evictions. Every collider a query got must equal
+// them while one thread edits the world and a 64 KiB budget forces evictions. Half the queries are for rays (colliders
+// without edge flags), half for contacts (which replace those); each must get a collider that serves it. Every collider a query got must equal
 // a fresh build of its chunk at a version published no earlier than the last edit that had returned when the query
 // started, and no later than the edit after the last one returned when it ended (the editor fingerprints every chunk
 // after each edit; the check runs after all threads stop). The budget must hold throughout, and queries after the
@@ -67,10 +68,11 @@ TEST_CASE("Collider cache concurrency: 4 query threads, 1 editor, a 64 KiB budge
       std::vector<ColliderCache::Pin> held;
       while (!done) {
         const ChunkCoord c = chunks[rng() % chunks.size()];
+        const auto use = rng() % 2 ? vtp::physics::ColliderUse::kContacts : vtp::physics::ColliderUse::kQueries;
         const int first = edits_returned.load();
-        auto pin = cache.acquire(c);
+        auto pin = cache.acquire(c, use);
         const int last = edits_returned.load() + 1;
-        if (!pin.ok() || !*pin) {
+        if (!pin.ok() || !*pin || !(*pin)->serves(use)) {
           failed = true;
           break;
         }
@@ -106,6 +108,7 @@ TEST_CASE("Collider cache concurrency: 4 query threads, 1 editor, a 64 KiB budge
   const auto s = cache.stats();
   CHECK(s.evictions > 0);
   CHECK(s.invalidations > 0);
+  CHECK(s.upgrades > 0);
   // After the last edit, every query sees the world as it is.
   for (const ChunkCoord c : chunks) {
     auto pin = cache.acquire(c);

@@ -198,7 +198,11 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
          "/collider/bullet_quantized_build_ns_per_triangle", "", "");
   layout("Bullet btBvhTriangleMeshShape, plain", "/collider/bullet_plain_bytes_per_triangle",
          "/collider/bullet_plain_build_ns_per_triangle", "", "");
-  html << "</table><p>Builds with what contacts need, as each side runs them: ours from the wide-apron mesh, as the "
+  html << "</table><p>Builds are the collider as rays and box gathers get it, without edge flags (Bullet's BVH has "
+          "none either); with the edge flags, from the same mesh, "
+       << figure(report, "/collider/build_with_edge_flags_ns_per_triangle") << " ns per triangle, "
+       << figure(report, "/ratios/build_with_edge_flags_vs_bullet_quantized") << " of Bullet's quantised build. "
+       << "Builds with what contacts need, as each side runs them: ours from the wide-apron mesh, as the "
           "collider cache builds (chunk-seam edges classified against the neighbours' triangles), "
        << figure(report, "/collider/as_cached/build_ns_per_triangle") << " ns per triangle: "
        << figure(report, "/ratios/build_as_cached_vs_bullet_quantized") << " of Bullet's quantised build, "

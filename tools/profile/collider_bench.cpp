@@ -2,7 +2,10 @@
 // - Surface chunks as in the mesh section; each chunk's collider is built from its 10^3 box's mesh, and Bullet's
 //   btBvhTriangleMeshShape (quantised, and plain) from the same triangles as float xyz + int32 indices.
 // - Build: ColliderBuilder::build from a mesh already in memory (meshing excluded) against btTriangleIndexVertexArray
-//   + btBvhTriangleMeshShape(mesh, quantised, true), each chunk timed alone, median of 3 sweeps.
+//   + btBvhTriangleMeshShape(mesh, quantised, true), each chunk timed alone, median of 3 sweeps. Ours is the collider
+//   as rays and box gathers get it (ColliderUse::kQueries: no edge flags; Bullet's BVH has none either); the same
+//   build with the edge flags is reported beside it, and the contacts' build as the cache runs it (the wide-apron
+//   mesh, edge flags) against Bullet's BVH plus btGenerateInternalEdgeInfo, the counterpart of our edge flags.
 // - Queries, per chunk with a fixed seed: 64 long rays (from a uniform point of the 1.5x-grown mesh AABB through a
 //   uniform point of the AABB, 2 AABB diagonals long), 64 short rays (uniform origin in the AABB, uniform direction,
 //   2 voxels), 64 box gathers (2-voxel cubes centred uniformly in the AABB). Ours includes preparing the ray or box
@@ -64,7 +67,7 @@ struct Chunk {
   std::unique_ptr<ReferenceKd> reference;
   std::unique_ptr<BulletChunk> bullet;
   Queries queries;
-  double build_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0, reference_ns = 0;
+  double build_ns = 0, build_with_flags_ns = 0, bullet_q_ns = 0, bullet_plain_ns = 0, reference_ns = 0;
   double cached_build_ns = 0, bullet_edge_info_ns = 0;  // as the collider cache builds; Bullet's internal-edge info
   std::size_t reference_bytes = 0, bullet_edge_info_bytes = 0;
   std::size_t bullet_q_bytes = 0, bullet_plain_bytes = 0;
@@ -244,7 +247,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   std::size_t other_triangles = 0;
   {
     enum {
-      kReadBox, kMesh, kMask, kBuild, kReference, kBulletPlain, kBulletQuantized, kCachedBuild, kEdgeInfo, kSteps
+      kReadBox, kMesh, kMask, kBuild, kBuildWithFlags, kReference, kBulletPlain, kBulletQuantized, kCachedBuild,
+      kEdgeInfo, kSteps
     };
     // The published layout for the reference row: the same kD build with 2-triangle leaves, costed as 12 bytes per
     // node (branches and leaves) over our 16-bit mesh (6 bytes per vertex, 6 per triangle, 1 material byte).
@@ -267,14 +271,17 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
         step(kMesh, [&] { (void)surface_mesher.mesh(boxes[i], 1, mesh); });
         step(kMask, [&] { (void)physics::buildChunkMasks(boxes[i]); });
         std::unique_ptr<physics::Collider> rebuilt;
-        step(kBuild, [&] { rebuilt = std::move(builder.build(mesh, c).value()); });
+        step(kBuild, [&] { rebuilt = std::move(builder.build(mesh, c, physics::ColliderUse::kQueries).value()); });
         if (sweep == 0) {
           const physics::KdBuild& kd = builder.lastKd();
           rows[i].kd_nodes = int(kd.nodes.size());
           rows[i].kd_depth = physics::kdDepth(kd);
         }
         rebuilt.reset();
-        step(kReference, [&] { rebuilt = std::move(reference_builder.build(mesh, c).value()); });
+        step(kBuildWithFlags, [&] { rebuilt = std::move(builder.build(mesh, c).value()); });
+        rebuilt.reset();
+        step(kReference,
+             [&] { rebuilt = std::move(reference_builder.build(mesh, c, physics::ColliderUse::kQueries).value()); });
         if (sweep == 0) {
           chunks[i].reference_bytes = 12 * reference_builder.lastKd().nodes.size() +
                                       6 * std::size_t(rebuilt->vertexCount()) + 7 * std::size_t(rebuilt->triangleCount());
@@ -304,6 +311,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
       };
       Chunk& chunk = chunks[i];
       chunk.build_ns = med(kBuild);
+      chunk.build_with_flags_ns = med(kBuildWithFlags);
       chunk.bullet_plain_ns = med(kBulletPlain);
       chunk.bullet_q_ns = med(kBulletQuantized);
       chunk.reference_ns = med(kReference);
@@ -415,7 +423,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
 
   std::size_t ours_bytes = 0, bq_bytes = 0, bp_bytes = 0, triangles = 0, leaves = 0, reference_bytes = 0;
   std::size_t edge_info_bytes = 0;
-  double build = 0, bq_build = 0, bp_build = 0, reference_build = 0, cached_build = 0, edge_info = 0;
+  double build = 0, build_with_flags = 0, bq_build = 0, bp_build = 0, reference_build = 0, cached_build = 0;
+  double edge_info = 0;
   std::array<int, kBuckets> bucket_chunks{};
   for (const Chunk& chunk : chunks) {
     ours_bytes += chunk.collider->bytes();
@@ -424,6 +433,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
     triangles += std::size_t(chunk.collider->triangleCount());
     leaves += std::size_t(chunk.collider->leafCount());
     build += chunk.build_ns;
+    build_with_flags += chunk.build_with_flags_ns;
     bq_build += chunk.bullet_q_ns;
     bp_build += chunk.bullet_plain_ns;
     reference_bytes += chunk.reference_bytes;
@@ -441,6 +451,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   collider["leaves"] = leaves;
   collider["bytes_per_triangle"] = double(ours_bytes) / tri;
   collider["build_ns_per_triangle"] = build / tri;
+  collider["build_with_edge_flags_ns_per_triangle"] = build_with_flags / tri;
   collider["bullet_quantized_bytes_per_triangle"] = double(bq_bytes) / tri;
   collider["bullet_plain_bytes_per_triangle"] = double(bp_bytes) / tri;
   collider["bullet_quantized_build_ns_per_triangle"] = bq_build / tri;
@@ -474,6 +485,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
   nlohmann::json ratios;
   ratios["build_vs_bullet_quantized"] = build / std::max(1.0, bq_build);
   ratios["build_vs_bullet_plain"] = build / std::max(1.0, bp_build);
+  ratios["build_with_edge_flags_vs_bullet_quantized"] = build_with_flags / std::max(1.0, bq_build);
   ratios["build_as_cached_vs_bullet_quantized"] = cached_build / std::max(1.0, bq_build);
   ratios["build_as_cached_vs_bullet_with_edge_info"] = cached_build / std::max(1.0, bq_build + edge_info);
   ratios["long_ray_vs_bullet"] = ratio(kLong, kBullet, kBuckets);

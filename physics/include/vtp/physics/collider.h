@@ -44,6 +44,14 @@ inline constexpr int kTriangleBlock = 8;
 /// Zero entries after the last corner array, so a block of kTriangleBlock triangles may start at any triangle.
 inline constexpr int kCornerPadding = kTriangleBlock - 1;
 
+/// What a collider is built for. Contacts need the edge flags (physics/src/edge_flags.h), which take about half of a
+/// build (data/bench/README.md); rays and box gathers never read them, so a collider for those alone skips them, as
+/// Bullet's btBvhTriangleMeshShape leaves its edge information to a separate step (btGenerateInternalEdgeInfo).
+enum class ColliderUse : std::uint8_t {
+  kQueries,   ///< Rays and box gathers: every triangle's edge flags are 0 and Collider::hasEdgeFlags() is false.
+  kContacts,  ///< Contacts as well: the edge flags computed.
+};
+
 /// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
 struct Ray {
   std::array<double, 3> origin{};
@@ -136,6 +144,10 @@ class Collider {
   GridBox leafBounds(int leaf) const noexcept;
   std::array<int, 2> leafTriangles(int leaf) const noexcept;
   ColliderTriangle triangle(int id) const noexcept;
+  /// Whether the edge flags were computed (built for ColliderUse::kContacts); else every triangle's are 0.
+  bool hasEdgeFlags() const noexcept { return m_has_edge_flags; }
+  /// Whether this collider serves `use`: any collider serves rays and box gathers, one with edge flags contacts too.
+  bool serves(ColliderUse use) const noexcept { return use == ColliderUse::kQueries || m_has_edge_flags; }
 
   /// The closest hit with t in [0, ray.max_t], if any. A ray starting inside solid hits the surface it leaves.
   bool closestHit(const ChunkRay& ray, RayHit& hit) const noexcept;
@@ -189,6 +201,7 @@ class Collider {
   std::uint32_t m_allocation_bytes = 0;
   std::uint16_t m_triangles = 0, m_vertices = 0, m_leaves = 0;
   std::uint8_t m_flat_axes = 0;  // bit a set when every triangle lies in one plane across axis a (m_bounds)
+  bool m_has_edge_flags = false;
   std::array<std::uint32_t, 3> m_sections{};  // leaf starts, positions, corners: 2-byte entries from m_data
 };
 

@@ -29,8 +29,11 @@ class ColliderBuilder {
   /// wide apron the neighbours' triangles are left out, but serve as the neighbours of seam edges when the edge flags
   /// are computed: bit k of a triangle's flags marks edge k a sharp convex edge, see physics/src/edge_flags.h). Unused
   /// vertices are dropped, the rest keep their order.
+  /// With ColliderUse::kQueries the edge flags are not computed (all 0; the neighbours' triangles are then not needed,
+  /// and the mesh of the chunk's 10^3 box gives the same collider otherwise).
   /// Errors (kInvalidArgument): counts beyond the mesh's buffers or an index past vertex_count.
-  Result<std::unique_ptr<Collider>> build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk);
+  Result<std::unique_ptr<Collider>> build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk,
+                                          ColliderUse use = ColliderUse::kContacts);
 
   /// The kD build of the last build() call (for the profiler's reference layout).
   const KdBuild& lastKd() const noexcept { return m_kd; }

@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// The collider cache of one world: chunk colliders (collider.h) built on first use by a contact or ray query and
-/// kept, least recently used first out, within a byte budget set at creation. An edit drops the colliders of exactly
+/// kept, least recently used first out, within a byte budget set at creation. A ray or box-gather query builds a
+/// collider without edge flags (about half the build, which they never read); the first contact query on such a
+/// chunk builds the full collider and replaces it (ColliderCacheStats::upgrades), and every later query uses that. An edit drops the colliders of exactly
 /// the chunks whose 12^3 box it changed (the chunk and two voxels around: the neighbours' triangles that
 /// decide its edge flags), before the edit call returns, so the next query rebuilds: never stale.
 ///
@@ -37,6 +39,7 @@ struct ColliderCacheStats {
   std::size_t entries = 0;          ///< Colliders in the cache now.
   std::uint64_t hits = 0, misses = 0;
   std::uint64_t builds = 0;         ///< Colliders built (every miss builds one).
+  std::uint64_t upgrades = 0;       ///< Colliders without edge flags replaced by a contact query's build (also misses).
   std::uint64_t evictions = 0;      ///< Dropped to make room.
   std::uint64_t invalidations = 0;  ///< Dropped because an edit changed their chunk.
   std::uint64_t overflow_builds = 0;  ///< Built but not inserted: no room could be made.
@@ -73,10 +76,12 @@ class ColliderCache {
   ColliderCache(const ColliderCache&) = delete;
   ColliderCache& operator=(const ColliderCache&) = delete;
 
-  /// The collider of `chunk` (possibly empty: a chunk that owns no triangle), pinned. Builds it on a miss from the
-  /// chunk's 12^3 box (World::readBox, the mesher with the wide apron, ColliderBuilder). Errors: a chunk beyond physics' range
-  /// (kOutOfRange, chunkInPhysicsRange).
-  Result<Pin> acquire(terrain::ChunkCoord chunk);
+  /// The collider of `chunk` (possibly empty: a chunk that owns no triangle), pinned; it serves `use`
+  /// (Collider::serves). Builds it on a miss: for contacts from the chunk's 12^3 box (World::readBox, the mesher with
+  /// the wide apron, ColliderBuilder), for rays and box gathers from its 10^3 box without edge flags. A cached
+  /// collider without edge flags is a miss for contacts. Errors: a chunk beyond physics' range (kOutOfRange,
+  /// chunkInPhysicsRange).
+  Result<Pin> acquire(terrain::ChunkCoord chunk, ColliderUse use = ColliderUse::kContacts);
 
   ColliderCacheStats stats() const;
   std::size_t byteBudget() const noexcept { return m_budget; }
