@@ -133,24 +133,27 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
                                const_cast<std::uint16_t*>(c->corner(2))};
   std::fill_n(corners[2] + triangles, kCornerPadding, std::uint16_t(0));
   auto* materials = const_cast<std::uint8_t*>(c->materials());
+  // The arrays read by pointer: the byte stores below may alias any vector's data pointer, which would be reloaded.
+  const std::uint16_t* order = m_kd.order.data();
+  const std::uint8_t* mesh_materials = mesh.materials.data();
+  auto fill = [&](auto flags_of) {
+    for (int i = 0; i < triangles; ++i) {
+      const std::uint16_t t = order[i];
+      const unsigned flags = flags_of(t);
+      corners[0][i] = std::uint16_t(remap[indices[3 * t]] | (flags & 1u) << 15);
+      corners[1][i] = std::uint16_t(remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
+      corners[2][i] = std::uint16_t(remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
+      materials[i] = mesh_materials[t];
+    }
+  };
   if (use == ColliderUse::kContacts) {
     m_edge_flags.resize(std::size_t(triangles));
     computeEdgeFlags(mesh, m_edge_flags, *m_edge_scratch);
     c->m_has_edge_flags = true;
+    const std::uint8_t* edge_flags = m_edge_flags.data();
+    fill([edge_flags](std::uint16_t t) { return unsigned(edge_flags[t]); });
   } else {
-    m_edge_flags.assign(std::size_t(triangles), 0);
-  }
-  // The arrays read by pointer: the byte stores below may alias any vector's data pointer, which would be reloaded.
-  const std::uint16_t* order = m_kd.order.data();
-  const std::uint8_t* edge_flags = m_edge_flags.data();
-  const std::uint8_t* mesh_materials = mesh.materials.data();
-  for (int i = 0; i < triangles; ++i) {
-    const std::uint16_t t = order[i];
-    const unsigned flags = edge_flags[t];
-    corners[0][i] = std::uint16_t(remap[indices[3 * t]] | (flags & 1u) << 15);
-    corners[1][i] = std::uint16_t(remap[indices[3 * t + 1]] | (flags >> 1 & 1u) << 15);
-    corners[2][i] = std::uint16_t(remap[indices[3 * t + 2]] | (flags >> 2 & 1u) << 15);
-    materials[i] = mesh_materials[t];
+    fill([](std::uint16_t) { return 0u; });
   }
   return c;
 }
