@@ -48,6 +48,8 @@ struct ColliderCache::Entry {
   std::atomic<std::uint64_t> last_use{0};
   std::uint64_t lru_stamp = 0;  // its key in the LRU order (under the eviction mutex)
   bool counted = false;         // its bytes are in State::bytes (false for overflow and stale builds)
+  bool edge_flags = false;      // Collider::hasEdgeFlags(), kept here so a hit reads no more than the entry
+  bool serves(ColliderUse use) const { return use == ColliderUse::kQueries || edge_flags; }
 };
 
 struct ColliderCache::State {
@@ -114,7 +116,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   std::uint64_t generation;
   {
     std::lock_guard lock(shard.mutex);
-    if (auto it = shard.map.find(chunk); it != shard.map.end() && it->second->collider->serves(use)) {
+    if (auto it = shard.map.find(chunk); it != shard.map.end() && it->second->serves(use)) {
       Entry* e = it->second;
       e->refs.fetch_add(1, std::memory_order_relaxed);
       e->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -150,6 +152,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   auto* fresh = new Entry;
   fresh->chunk = chunk;
   fresh->bytes = (*built)->bytes();
+  fresh->edge_flags = (*built)->hasEdgeFlags();
   fresh->collider = std::move(built.value());
   fresh->refs.store(1, std::memory_order_relaxed);  // the caller's pin
 
@@ -158,7 +161,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   // use (use theirs). Checked again at insertion, since either can happen while room is made.
   auto stale_or_theirs = [&]() -> Entry* {
     if (shard.generation != generation) return fresh;
-    if (auto found = shard.map.find(chunk); found != shard.map.end() && found->second->collider->serves(use)) {
+    if (auto found = shard.map.find(chunk); found != shard.map.end() && found->second->serves(use)) {
       found->second->refs.fetch_add(1, std::memory_order_relaxed);
       return found->second;
     }

@@ -514,9 +514,14 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
               "reports triangles whose own bounds miss the box"}};
 
   // The cache: bodies wandering over the surface chunks (each step moves to a chunk within one of the last), each
-  // asking for the colliders of its chunk and the 26 around it, with a budget of a quarter of all colliders' bytes.
-  nlohmann::json cache_json;
-  {
+  // asking for the colliders of its chunk and the 26 around it, with a budget of a quarter of all colliders' bytes; as
+  // contacts ask (the default), then as rays ask (ColliderUse::kQueries, no edge flags) on a fresh cache.
+  struct Walked {
+    physics::ColliderCacheStats stats;
+    std::size_t budget = 0;
+    double hit_ns = 0, miss_ns = 0;  // per hit, per miss
+  };
+  auto walkCache = [&](physics::ColliderUse use) -> Result<Walked> {
     auto cache = physics::ColliderCache::create(*loaded->world, {std::max<std::size_t>(ours_bytes / 4, 1)});
     if (!cache) return cache.error();
     std::mt19937_64 walk(seed + 1);
@@ -533,7 +538,7 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
             for (int dx = -1; dx <= 1; ++dx) {
               const auto before = (*cache)->stats().misses;
               const auto a = Clock::now();
-              auto pin = (*cache)->acquire({c.x + dx, c.y + dy, c.z + dz});
+              auto pin = (*cache)->acquire({c.x + dx, c.y + dy, c.z + dz}, use);
               const auto b = Clock::now();
               if (!pin) return pin.error();
               const bool missed = (*cache)->stats().misses != before;
@@ -542,22 +547,35 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
             }
       }
     }
-    const physics::ColliderCacheStats cs = (*cache)->stats();
-    cache_json = {{"budget_bytes", (*cache)->byteBudget()},
+    return Walked{(*cache)->stats(), (*cache)->byteBudget(), hits ? hit_ns / double(hits) : 0.0,
+                  misses ? miss_ns / double(misses) : 0.0};
+  };
+  nlohmann::json cache_json;
+  {
+    Result<Walked> contacts = walkCache(physics::ColliderUse::kContacts);
+    if (!contacts) return contacts.error();
+    Result<Walked> queries = walkCache(physics::ColliderUse::kQueries);
+    if (!queries) return queries.error();
+    const physics::ColliderCacheStats& cs = contacts->stats;
+    cache_json = {{"budget_bytes", contacts->budget},
                   {"bytes", cs.bytes},
                   {"entries", cs.entries},
                   {"hits", cs.hits},
                   {"misses", cs.misses},
                   {"builds", cs.builds},
+                  {"upgrades", cs.upgrades},
                   {"evictions", cs.evictions},
                   {"invalidations", cs.invalidations},
                   {"overflow_builds", cs.overflow_builds},
                   {"stale_builds", cs.stale_builds},
                   {"hit_rate", double(cs.hits) / double(std::max<std::uint64_t>(1, cs.hits + cs.misses))},
-                  {"hit_ns", hits ? hit_ns / double(hits) : 0.0},
-                  {"miss_us", misses ? miss_ns / double(misses) / 1000.0 : 0.0},
+                  {"hit_ns", contacts->hit_ns},
+                  {"miss_us", contacts->miss_ns / 1000.0},
+                  {"queries_miss_us", queries->miss_ns / 1000.0},
                   {"workload", "64 bodies random-walking over chunks for 200 steps, each acquiring its 27 chunks; "
-                               "budget a quarter of all colliders' bytes; a miss reads, meshes and builds"}};
+                               "budget a quarter of all colliders' bytes; a miss reads, meshes and builds (for "
+                               "contacts: the 12^3 box, with edge flags; queries_miss_us: the same walk acquiring for "
+                               "rays and box gathers, the 10^3 box without edge flags)"}};
   }
 
   report["collider"] = collider;
