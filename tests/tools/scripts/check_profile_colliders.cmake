@@ -22,7 +22,8 @@ foreach(path "collider bytes_per_triangle" "collider build_ns_per_triangle" "col
              "cache misses" "cache builds" "cache evictions" "cache overflow_builds" "cache bytes" "mesh ns_per_triangle"
              "masks median_ns_per_chunk" "collider as_cached build_ns_per_triangle"
              "collider as_cached bullet_edge_info_ns_per_triangle" "ratios build_as_cached_vs_bullet_quantized"
-             "ratios build_as_cached_vs_bullet_with_edge_info")
+             "ratios build_as_cached_vs_bullet_with_edge_info" "collider build_with_edge_flags_ns_per_triangle"
+             "ratios build_with_edge_flags_vs_bullet_quantized" "cache upgrades" "cache queries_miss_us")
   string(REPLACE " " ";" keys "${path}")
   string(JSON type ERROR_VARIABLE missing TYPE "${json}" ${keys})
   if(missing)
