@@ -108,7 +108,7 @@ void TerrainShape::feedBox(btTriangleCallback& callback, const btVector3& min, c
   thread_local ContactScratch scratch;
   for (const ChunkTouch& touch : touches) {
     if (!touch.solid || touch.tag != MaskTag::kMixed) continue;
-    auto pin = m_state.physics.colliders().acquire(touch.chunk);
+    auto pin = m_state.physics.colliders().acquire(touch.chunk, ColliderUse::kQueries);  // a gather: no edge flags
     if (!pin) continue;
     const int n = gatherTriangles(*pin.value(), {min.x(), min.y(), min.z()}, {max.x(), max.y(), max.z()}, voxel_size,
                                   scratch);

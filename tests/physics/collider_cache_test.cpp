@@ -1,5 +1,5 @@
 // The collider cache: a miss builds exactly the collider a fresh build gives, a hit returns it again; an edit drops
-// exactly the chunks whose 10^3 box it changed and the next query sees the new surface; eviction is least recently
+// exactly the chunks whose 12^3 box it changed and the next query sees the new surface; eviction is least recently
 // used first and never touches pinned colliders; the budget holds under a random query storm (overflow builds aside);
 // a collider dropped while pinned stays readable; rays and gathers get colliders without edge flags, which the first
 // contact query replaces by the full collider (within the budget, pinned or not); bad options and chunks are refused.
@@ -345,4 +345,20 @@ TEST_CASE("collider cache: a contact query's replacement keeps the budget, with 
     q = ColliderCache::Pin();
     CHECK(cache->stats().bytes == 0);
   }
+}
+
+TEST_CASE("collider cache: after a replacement, evicting everything frees each collider once (ASan checks)") {
+  auto world = floorWorld();
+  auto probe = makeCache(*world, std::size_t(1) << 20);
+  const std::size_t one = (*probe->acquire({1, 0, 0}))->bytes();
+  auto cache = makeCache(*world, 2 * one);
+  REQUIRE(cache->acquire({1, 0, 0}, ColliderUse::kQueries).ok());
+  REQUIRE(cache->acquire({1, 0, 0}, ColliderUse::kContacts).ok());  // replaces the lean collider, which is freed
+  // Evicts through the LRU order: a replaced collider left on it would be read after being freed.
+  for (int x = 2; x <= 6; ++x) REQUIRE(cache->acquire({x, 0, 0}, ColliderUse::kContacts).ok());
+  const auto s = cache->stats();
+  CHECK(s.upgrades == 1);
+  CHECK(s.entries == 2);
+  CHECK(s.evictions == 4);
+  CHECK(s.bytes == 2 * one);
 }

@@ -394,3 +394,49 @@ TEST_CASE("contacts: one-sided terrain turns a contact from behind to the face o
     CHECK(c.normal.y() == doctest::Approx(1));
   }
 }
+
+TEST_CASE("contacts: chunks whose colliders rays built first (no edge flags) give the same contacts") {
+  auto world = vtp::test::makeWorld();
+  std::mt19937_64 rng(41);
+  vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 40, rng);
+  auto rays_first = vtp::test::makePhysics(*world);
+  auto contacts_only = vtp::test::makePhysics(*world);
+  std::uniform_real_distribution<double> at(-18, 18);
+  std::vector<Pose> poses;
+  for (int i = 0; i < 200; ++i) {
+    WorldRayHit down;
+    auto hit = rays_first->raycastClosest({{at(rng), 30, at(rng)}, {0, -1, 0}, 60}, down);
+    REQUIRE(hit.ok());
+    if (!*hit) continue;
+    Pose pose;
+    for (int a = 0; a < 3; ++a) {
+      pose.position[std::size_t(a)] = down.hit.point[std::size_t(a)] + 0.45 * down.hit.normal[std::size_t(a)];
+    }
+    poses.push_back(pose);
+  }
+  const auto built = rays_first->colliders().stats().builds;
+  REQUIRE(poses.size() > 50);
+  REQUIRE(built > 0);
+  int points = 0;
+  for (const Pose& pose : poses) {
+    for (const ConvexShape& shape : {ConvexShape::sphere(0.5), ConvexShape::box({0.4, 0.4, 0.4})}) {
+      std::vector<ChunkManifold> a, b;
+      REQUIRE(rays_first->contacts(shape, pose, a).ok());
+      REQUIRE(contacts_only->contacts(shape, pose, b).ok());
+      REQUIRE(a.size() == b.size());
+      for (std::size_t m = 0; m < a.size(); ++m) {
+        CHECK(a[m].chunk == b[m].chunk);
+        REQUIRE(a[m].count == b[m].count);
+        for (int i = 0; i < a[m].count; ++i) {
+          const ContactPoint &p = a[m].points[std::size_t(i)], &q = b[m].points[std::size_t(i)];
+          CHECK(p.point == q.point);
+          CHECK(p.normal == q.normal);
+          CHECK(p.depth == q.depth);
+          ++points;
+        }
+      }
+    }
+  }
+  CHECK(points > 100);
+  CHECK(rays_first->colliders().stats().upgrades > 0);  // the rays' colliders were replaced, not used for contacts
+}

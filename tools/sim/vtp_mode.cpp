@@ -57,7 +57,8 @@ class VtpBackend final : public TerrainBackend {
     c.details.insert(c.details.end(), {{"cache_hits", cache.hits},
                                        {"cache_misses", cache.misses},
                                        {"cache_evictions", cache.evictions},
-                                       {"cache_invalidations", cache.invalidations}});
+                                       {"cache_invalidations", cache.invalidations},
+                                       {"cache_upgrades", cache.upgrades}});
     return c;
   }
 
