@@ -167,20 +167,28 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     }
     return nullptr;
   };
-  // A collider without edge flags that this contact build replaces: out of the map and the LRU order now, so that
-  // making room counts its bytes (freed here, or by its last pin). Under the eviction mutex and the shard's; insertions
-  // hold the eviction mutex throughout, so no other entry for the chunk appears until this one is inserted.
-  auto replace_older = [&] {
-    auto found = shard.map.find(chunk);
-    if (found == shard.map.end()) return;
-    Entry* older = found->second;
-    shard.map.erase(found);
-    s.unlist(older);
-    s.entries.fetch_sub(1, std::memory_order_relaxed);
-    s.upgrades.fetch_add(1, std::memory_order_relaxed);
-    release(older);
+  // The collider without edge flags this contact build replaces, if the chunk has one. It stays in the cache until
+  // this one is inserted, so that it keeps serving rays if this one cannot be kept; this build holds a reference to it
+  // meanwhile (refs 2 then means: in the cache, unpinned). Insertions hold the eviction mutex throughout, so no other
+  // entry for the chunk appears meanwhile; an edit may drop it, which bumps the shard's generation.
+  Entry* older = nullptr;
+  auto drop_older = [&] {
+    if (older != nullptr) release(older);
+    older = nullptr;
+  };
+  // Whether this one fits, counting the bytes the older one gives back when it leaves unpinned. Pins are taken under
+  // the shard mutex, so under it the answer holds until the insertion.
+  auto fits = [&] {
+    const std::size_t back = older != nullptr && older->refs.load(std::memory_order_acquire) == 2 ? older->bytes : 0;
+    return s.bytes.load(std::memory_order_relaxed) + fresh->bytes <= m_budget + back;
+  };
+  auto overflow = [&] {
+    drop_older();
+    s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
+    return Pin(this, fresh);  // never inserted: freed with its pin
   };
   auto serve = [&](Entry* e) {
+    drop_older();
     if (e == fresh) {
       s.stale_builds.fetch_add(1, std::memory_order_relaxed);
     } else {
@@ -200,11 +208,15 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   {
     std::lock_guard lock(shard.mutex);
     if (Entry* e = stale_or_theirs()) return serve(e);
-    replace_older();
+    if (auto found = shard.map.find(chunk); found != shard.map.end()) {  // one without edge flags: not `theirs`
+      older = found->second;
+      older->refs.fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  // Make room: evict from the LRU front, re-filing entries used since they were filed and skipping pinned ones.
+  // Make room: evict from the LRU front, re-filing entries used since they were filed and skipping pinned ones (the
+  // older collider among them: this build holds it).
   auto it = s.lru.begin();
-  while (s.bytes.load(std::memory_order_relaxed) + fresh->bytes > m_budget && it != s.lru.end()) {
+  while (!fits() && it != s.lru.end()) {
     Entry* victim = it->second;
     const std::uint64_t used = victim->last_use.load(std::memory_order_relaxed);
     if (used != it->first) {
@@ -233,13 +245,21 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     s.evictions.fetch_add(1, std::memory_order_relaxed);
     release(victim);  // the cache's reference: frees it and its bytes
   }
-  if (s.bytes.load(std::memory_order_relaxed) + fresh->bytes > m_budget) {
-    s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
-    return Pin(this, fresh);  // never inserted: freed with its pin
-  }
+  if (!fits()) return overflow();
   {
     std::lock_guard lock(shard.mutex);
     if (Entry* e = stale_or_theirs()) return serve(e);
+    if (!fits()) return overflow();  // a reader pinned the older collider since
+    if (older != nullptr) {  // still in the map: an edit dropping it would have changed the generation
+      auto found = shard.map.find(chunk);
+      assert(found != shard.map.end() && found->second == older);
+      shard.map.erase(found);
+      s.unlist(older);
+      s.entries.fetch_sub(1, std::memory_order_relaxed);
+      s.upgrades.fetch_add(1, std::memory_order_relaxed);
+      release(older);  // the cache's reference
+      drop_older();    // this build's: freed now unless pinned (then fits() did not count its bytes)
+    }
     assert(shard.map.find(chunk) == shard.map.end());
     fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
     fresh->counted = true;

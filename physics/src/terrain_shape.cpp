@@ -48,7 +48,8 @@ void TerrainShape::raycast(btTriangleRaycastCallback& callback) const {
   const double voxel_size = m_state.physics.voxelSize();
   auto feed = [&](const WorldRayHit& h) {
     auto pin = m_state.physics.colliders().acquire(h.chunk, ColliderUse::kQueries);
-    if (!pin) return;
+    // An edit between the ray and this acquire may have replaced the chunk's collider: its ids need not reach as far.
+    if (!pin || h.hit.triangle < 0 || h.hit.triangle >= pin.value()->triangleCount()) return;
     const ColliderTriangle t = pin.value()->triangle(h.hit.triangle);
     const std::array<double, 3> o = chunkOriginWorld(h.chunk, voxel_size);
     const double s = voxel_size / kGridScale;

@@ -330,7 +330,7 @@ TEST_CASE("collider cache: a contact query's replacement keeps the budget, with 
     CHECK(s.bytes == 2 * one);
     CHECK_FALSE((*q)->hasEdgeFlags());  // still readable
   }
-  SUBCASE("pinned, and nothing else to evict: served, not kept") {
+  SUBCASE("pinned, and nothing else to evict: served, not kept; the replaced one stays") {
     auto cache = makeCache(*world, one);
     auto q = cache->acquire({1, 0, 0}, ColliderUse::kQueries);
     REQUIRE(q.ok());
@@ -338,12 +338,17 @@ TEST_CASE("collider cache: a contact query's replacement keeps the budget, with 
     REQUIRE(k.ok());
     CHECK((*k)->hasEdgeFlags());
     const auto s = cache->stats();
-    CHECK(s.upgrades == 1);
+    CHECK(s.upgrades == 0);
     CHECK(s.overflow_builds == 1);
-    CHECK(s.entries == 0);
+    CHECK(s.entries == 1);
     CHECK(s.bytes == one);
+    k = ColliderCache::Pin();
     q = ColliderCache::Pin();
-    CHECK(cache->stats().bytes == 0);
+    auto again = cache->acquire({1, 0, 0}, ColliderUse::kQueries);  // a hit on the collider without edge flags
+    REQUIRE(again.ok());
+    CHECK_FALSE((*again)->hasEdgeFlags());
+    CHECK(cache->stats().hits == 1);
+    CHECK(cache->stats().bytes == one);
   }
 }
 

@@ -116,3 +116,68 @@ TEST_CASE("Collider cache concurrency: 4 query threads, 1 editor, a 64 KiB budge
     CHECK(vtp::test::fingerprint(**pin) == vtp::test::freshFingerprint(*world, c));
   }
 }
+
+TEST_CASE("Collider cache concurrency: rays and contacts race on two chunks while an editor changes them") {
+  // Two chunks of a floor, both uses from 4 threads holding pins, an editor toggling voxels in both, and budgets of
+  // about one, two and four colliders: lean colliders are replaced, replacements overflow, edits land mid-build.
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox(VoxelBox{{-8, -8, 0}, {40, 4, 8}}, 2).ok());
+  std::size_t one = 0;
+  {
+    auto probe = ColliderCache::create(*world, {std::size_t(1) << 20});
+    REQUIRE(probe.ok());
+    one = (*(*probe)->acquire({1, 0, 0}))->bytes();
+  }
+  for (const std::size_t budget : {one + one / 2, 2 * one + one / 2, 4 * one}) {
+    auto created = ColliderCache::create(*world, {budget});
+    REQUIRE(created.ok());
+    ColliderCache& cache = **created;
+    std::atomic<bool> done{false}, failed{false}, over_budget{false};
+    std::thread editor([&] {
+      std::mt19937_64 rng(budget);
+      for (int i = 0; i < 100; ++i) {
+        const VoxelCoord v{8 + int(rng() % 16), 4, int(rng() % 8)};
+        (void)world->fillBox(VoxelBox{v, {v.x + 1, v.y + 1, v.z + 1}}, (i & 1) ? 3 : 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // room for builds, hits and replacements
+      }
+      done = true;
+    });
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 4; ++t) {
+      readers.emplace_back([&, t] {
+        std::mt19937_64 rng(200 + std::uint64_t(t));
+        std::vector<ColliderCache::Pin> held;
+        while (!done) {
+          const ChunkCoord c{1 + int(rng() % 2), 0, 0};
+          const auto use = rng() % 2 ? vtp::physics::ColliderUse::kContacts : vtp::physics::ColliderUse::kQueries;
+          auto pin = cache.acquire(c, use);
+          if (!pin.ok() || !*pin || !(*pin)->serves(use) || (*pin)->chunk() != c) {
+            failed = true;
+            break;
+          }
+          if (rng() % 8 == 0) held.push_back(std::move(pin.value()));
+          if (held.size() > 1) held.erase(held.begin());
+          if (cache.stats().bytes > budget) over_budget = true;
+        }
+      });
+    }
+    editor.join();
+    for (auto& r : readers) r.join();
+    const auto s = cache.stats();
+    MESSAGE("budget " << budget << ": upgrades " << s.upgrades << ", misses " << s.misses << ", stale "
+                      << s.stale_builds << ", overflow " << s.overflow_builds << ", evictions " << s.evictions
+                      << ", invalidations " << s.invalidations);
+    CHECK_FALSE(failed.load());
+    CHECK_FALSE(over_budget.load());
+    CHECK(s.bytes <= budget);
+    CHECK(s.entries <= 2);
+    CHECK(s.invalidations > 0);
+    // Afterwards every query sees the world as it is, with edge flags for contacts.
+    for (const ChunkCoord c : {ChunkCoord{1, 0, 0}, ChunkCoord{2, 0, 0}}) {
+      auto pin = cache.acquire(c);
+      REQUIRE(pin.ok());
+      CHECK((*pin)->hasEdgeFlags());
+      CHECK(vtp::test::fingerprint(**pin) == vtp::test::freshFingerprint(*world, c));
+    }
+  }
+}

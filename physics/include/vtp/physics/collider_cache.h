@@ -4,8 +4,8 @@
 /// kept, least recently used first out, within a byte budget set at creation. A ray or box-gather query builds a
 /// collider without edge flags (about half the build, which they never read); the first contact query on such a
 /// chunk builds the full collider and replaces it (ColliderCacheStats::upgrades), and later queries of either kind use
-/// that. When the full collider cannot be kept (everything else pinned, or an edit landed during its build: see
-/// acquire), the replaced one is not kept either, and the chunk's next query builds again. An edit drops the colliders of exactly
+/// that. When the full collider cannot be kept (no room: everything else pinned), it serves its query alone and the
+/// one without edge flags stays. An edit drops the colliders of exactly
 /// the chunks whose 12^3 box it changed (the chunk and two voxels around: the neighbours' triangles that
 /// decide its edge flags), before the edit call returns, so the next query rebuilds: never stale.
 ///
@@ -41,7 +41,7 @@ struct ColliderCacheStats {
   std::size_t entries = 0;          ///< Colliders in the cache now.
   std::uint64_t hits = 0, misses = 0;
   std::uint64_t builds = 0;         ///< Colliders built (every miss builds one).
-  std::uint64_t upgrades = 0;       ///< Colliders without edge flags dropped for a contact query's build (a miss).
+  std::uint64_t upgrades = 0;       ///< Colliders without edge flags replaced by a contact query's build (a miss).
   std::uint64_t evictions = 0;      ///< Dropped to make room.
   std::uint64_t invalidations = 0;  ///< Dropped because an edit changed their chunk.
   std::uint64_t overflow_builds = 0;  ///< Built but not inserted: no room could be made.
