@@ -47,15 +47,11 @@ void TerrainShape::raycast(btTriangleRaycastCallback& callback) const {
                 double(callback.m_hitFraction)};
   const double voxel_size = m_state.physics.voxelSize();
   auto feed = [&](const WorldRayHit& h) {
-    auto pin = m_state.physics.colliders().acquire(h.chunk, ColliderUse::kQueries);
-    // An edit between the ray and this acquire may have replaced the chunk's collider: its ids need not reach as far.
-    if (!pin || h.hit.triangle < 0 || h.hit.triangle >= pin.value()->triangleCount()) return;
-    const ColliderTriangle t = pin.value()->triangle(h.hit.triangle);
     const std::array<double, 3> o = chunkOriginWorld(h.chunk, voxel_size);
     const double s = voxel_size / kGridScale;
     btVector3 v[3];
     for (int k = 0; k < 3; ++k) {
-      const mesher::Vertex& p = t.vertices[std::size_t(k)];
+      const mesher::Vertex& p = h.vertices[std::size_t(k)];  // from the collider the hit came from
       v[k] = btVector3(btScalar(o[0] + p.x * s), btScalar(o[1] + p.y * s), btScalar(o[2] + p.z * s));
     }
     callback.processTriangle(v, 0, h.hit.triangle);

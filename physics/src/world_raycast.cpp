@@ -146,7 +146,7 @@ Result<bool> TerrainPhysics::raycastClosest(const Ray& ray, WorldRayHit& hit) {
         if (collider.closestHit(prepared, h) && (!found || h.t < best)) {
           found = true;
           best = h.t;
-          hit = {h, c};
+          hit = {h, c, collider.triangle(h.triangle).vertices};
         }
         return true;
       });
@@ -173,7 +173,10 @@ Status TerrainPhysics::raycastAll(const Ray& ray, std::vector<WorldRayHit>& out)
       ray, [](double) { return true; },
       [&](const Collider& collider, const ChunkRay& prepared, ChunkCoord c) {
         const int n = std::min(collider.allHits(prepared, hits), int(hits.size()));
-        for (int i = 0; i < n; ++i) out.push_back({hits[std::size_t(i)], c});
+        for (int i = 0; i < n; ++i) {
+          const RayHit& h = hits[std::size_t(i)];
+          out.push_back({h, c, collider.triangle(h.triangle).vertices});
+        }
         return true;
       });
   if (!s) return s;

@@ -80,7 +80,22 @@ int check(TerrainPhysics& physics, const Brute& brute, const Ray& ray, double vo
   std::vector<WorldRayHit> all;
   REQUIRE(physics.raycastAll(ray, all).ok());
   std::vector<HitKey> got;
-  for (const WorldRayHit& h : all) got.emplace_back(h.hit.t, h.chunk, h.hit.triangle);
+  // Each hit carries its triangle's corners as the chunk's collider stores them.
+  auto corners_match = [&](const WorldRayHit& h) {
+    const auto it = brute.colliders.find(h.chunk);
+    if (it == brute.colliders.end()) return false;
+    const ColliderTriangle t = it->second->triangle(h.hit.triangle);
+    for (int k = 0; k < 3; ++k) {
+      const vtp::mesher::Vertex &a = t.vertices[std::size_t(k)], &b = h.vertices[std::size_t(k)];
+      if (a.x != b.x || a.y != b.y || a.z != b.z) return false;
+    }
+    return true;
+  };
+  if (*found && !corners_match(hit)) ++bad;
+  for (const WorldRayHit& h : all) {
+    got.emplace_back(h.hit.t, h.chunk, h.hit.triangle);
+    if (!corners_match(h)) ++bad;
+  }
   std::sort(got.begin(), got.end());
   if (got != bruteAll(brute, ray, voxel_size)) ++bad;
   if (*found && !all.empty() && all.front().hit.t != hit.hit.t) ++bad;

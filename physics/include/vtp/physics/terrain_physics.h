@@ -8,6 +8,7 @@
 /// sees, per chunk, the terrain before or after a concurrent edit, never a mix inside one chunk).
 /// Range: physics answers within |x| < 2^16 voxels of the origin (CONVENTIONS); beyond is an error.
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -27,11 +28,14 @@ struct TerrainPhysicsOptions {
   ColliderCacheOptions colliders;
 };
 
-/// A hit of a world ray: the collider hit (t along the ray as given, point, normal, material, front face) and its
-/// chunk.
+/// A hit of a world ray: the collider hit (t along the ray as given, point, normal, material, front face), its chunk,
+/// and the hit triangle's corners as that collider stores them ([Unit: 1/1024 voxel (1 / kGridScale), relative to
+/// the chunk's origin]; read from the collider the hit came from, so they match it even if an edit has since replaced
+/// the chunk's collider).
 struct WorldRayHit {
   RayHit hit;
   terrain::ChunkCoord chunk;
+  std::array<mesher::Vertex, 3> vertices{};
 };
 
 class TerrainPhysics {
