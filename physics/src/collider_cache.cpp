@@ -266,10 +266,10 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     fresh->lru_stamp = fresh->last_use.load(std::memory_order_relaxed);
     s.bytes.fetch_add(fresh->bytes, std::memory_order_relaxed);
+    s.entries.fetch_add(1, std::memory_order_relaxed);  // before an edit can see it in the map and count it out
     shard.map.emplace(chunk, fresh);
   }
   s.lru.emplace(fresh->lru_stamp, fresh);
-  s.entries.fetch_add(1, std::memory_order_relaxed);
   return Pin(this, fresh);
 }
 
