@@ -49,7 +49,7 @@ struct ColliderCache::Entry {
   std::uint64_t lru_stamp = 0;  // its key in the LRU order (under the eviction mutex)
   bool counted = false;         // its bytes are in State::bytes (false for overflow and stale builds)
   bool edge_flags = false;      // Collider::hasEdgeFlags(), kept here so a hit reads no more than the entry
-  bool serves(ColliderUse use) const { return use == ColliderUse::kQueries || edge_flags; }
+  bool serves(ColliderUse use) const { return servesUse(edge_flags, use); }
 };
 
 struct ColliderCache::State {

@@ -51,6 +51,11 @@ enum class ColliderUse : std::uint8_t {
   kQueries,   ///< Rays and box gathers: every triangle's edge flags are 0 and Collider::hasEdgeFlags() is false.
   kContacts,  ///< Contacts as well: the edge flags computed.
 };
+/// Whether a collider with (or without) edge flags serves `use`: any serves rays and box gathers, one with edge flags
+/// contacts too.
+constexpr bool servesUse(bool has_edge_flags, ColliderUse use) noexcept {
+  return use == ColliderUse::kQueries || has_edge_flags;
+}
 
 /// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
 struct Ray {
@@ -146,8 +151,8 @@ class Collider {
   ColliderTriangle triangle(int id) const noexcept;
   /// Whether the edge flags were computed (built for ColliderUse::kContacts); else every triangle's are 0.
   bool hasEdgeFlags() const noexcept { return m_has_edge_flags; }
-  /// Whether this collider serves `use`: any collider serves rays and box gathers, one with edge flags contacts too.
-  bool serves(ColliderUse use) const noexcept { return use == ColliderUse::kQueries || m_has_edge_flags; }
+  /// Whether this collider serves `use` (servesUse).
+  bool serves(ColliderUse use) const noexcept { return servesUse(m_has_edge_flags, use); }
 
   /// The closest hit with t in [0, ray.max_t], if any. A ray starting inside solid hits the surface it leaves.
   bool closestHit(const ChunkRay& ray, RayHit& hit) const noexcept;
