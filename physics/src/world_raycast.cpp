@@ -1,9 +1,9 @@
-// Rays across chunks. The walk is a 3D DDA over the chunk grid (Amanatides and Woo, 1987) widened by one chunk: a
-// chunk's triangles lie within its bounds grown by one voxel (the mesher's spill), and the point where a ray enters
-// such grown bounds lies in a neighbour of the chunk, so every chunk the ray can hit is a neighbour of a chunk the DDA
-// visits, and is found no later than the DDA reaches its entry point. Candidates wait in a min-heap by that entry and
-// are released in order as the DDA passes it, so chunks are visited in order of entry and the walk can stop at the
-// first chunk entered beyond the best hit. Chunks without a MIXED mask with solid bits own no triangle and are
+// Rays across chunks. The walk is a 3D DDA over the chunk grid (Amanatides and Woo, 1987), widened by the mesher's
+// spill: a chunk's triangles lie within its bounds grown by one voxel, and the point where a ray enters such grown
+// bounds lies in some chunk the DDA crosses, within one voxel of the segment's part there, so every chunk the ray can
+// hit is found near that part no later than the DDA reaches its entry point. Candidates wait in a min-heap by that
+// entry and are released in order as the DDA passes it, so chunks are visited in order of entry and the walk can stop
+// at the first chunk entered beyond the best hit. Chunks without a MIXED mask with solid bits own no triangle and are
 // skipped without touching the collider cache.
 #include <algorithm>
 #include <array>
@@ -45,14 +45,13 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     if (Status s = prepareRay(ray, {0, 0, 0}, m_voxel_size, check); !s) return s;
   }
   const double size = terrain::kChunkSize * m_voxel_size, grow = m_voxel_size;
-  std::array<std::int64_t, 3> cell{}, step{};
+  // The DDA: along each axis, the t of the next chunk boundary and the t between boundaries.
   std::array<double, 3> t_next{}, t_delta{}, inv{};
   for (std::size_t a = 0; a < 3; ++a) {
     const double o = ray.origin[a], d = ray.direction[a];
-    cell[a] = std::int64_t(std::floor(o / size));
-    step[a] = d > 0 ? 1 : (d < 0 ? -1 : 0);
+    const double cell = std::floor(o / size);
     inv[a] = d != 0 ? 1.0 / d : 0.0;
-    t_next[a] = d == 0 ? HUGE_VAL : ((double(cell[a]) + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a];
+    t_next[a] = d == 0 ? HUGE_VAL : ((cell + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a];
     t_delta[a] = d == 0 ? HUGE_VAL : size * std::abs(inv[a]);
   }
   // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them.
@@ -78,20 +77,33 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
   const auto later = std::greater<>{};
   double t_entry = 0;
   bool going = true, first = true;
-  std::array<std::int64_t, 3> previous{};
+  // Chunks the previous DDA chunk's part of the segment could reach, as a range per axis.
+  std::array<std::int64_t, 3> previous_lo{}, previous_hi{};
+  // The margin the ranges below are grown by beyond `grow`, so that rounding in the points never drops a chunk (a
+  // chunk too many only costs its entryInto).
+  const double reach = grow * (1 + 1e-9) + 1e-12 * size;
   while (going) {
-    // Queue the neighbours of the current DDA chunk that the segment enters, once each: the DDA's chunks move
-    // monotonically along every axis, so the steps a chunk neighbours form one run, and a neighbour of this chunk
-    // was queued before exactly when it also neighbours the previous one.
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          const std::int64_t q[3] = {cell[0] + dx, cell[1] + dy, cell[2] + dz};
-          if (!first && std::abs(q[0] - previous[0]) <= 1 && std::abs(q[1] - previous[1]) <= 1 &&
-              std::abs(q[2] - previous[2]) <= 1) {
+    const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
+    // Queue the chunks whose grown bounds the segment enters while it crosses the current DDA chunk, once each. Such
+    // an entry point lies in this part of the segment, [t_entry, t_exit], so within `grow` of its bounding box: only
+    // the chunks that box, grown by `grow`, overlaps need the entry test (one or two, near a face up to eight). The
+    // boxes move monotonically along every axis, so the steps whose range holds a chunk form one run, and a chunk
+    // was queued before exactly when the previous range also holds it.
+    const double t_exit = std::min(t_next[axis], ray.max_t);
+    std::array<std::int64_t, 3> lo{}, hi{};
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double p0 = ray.origin[a] + t_entry * ray.direction[a], p1 = ray.origin[a] + t_exit * ray.direction[a];
+      lo[a] = std::int64_t(std::floor((std::min(p0, p1) - reach) / size));
+      hi[a] = std::int64_t(std::floor((std::max(p0, p1) + reach) / size));
+    }
+    for (std::int64_t z = lo[2]; z <= hi[2]; ++z)
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
+        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
+          if (!first && x >= previous_lo[0] && x <= previous_hi[0] && y >= previous_lo[1] && y <= previous_hi[1] &&
+              z >= previous_lo[2] && z <= previous_hi[2]) {
             continue;
           }
-          const ChunkCoord c{std::int32_t(q[0]), std::int32_t(q[1]), std::int32_t(q[2])};
+          const ChunkCoord c{std::int32_t(x), std::int32_t(y), std::int32_t(z)};
           const double entry = entryInto(c);
           if (entry >= 0) {
             heap.push_back({entry, c});
@@ -99,8 +111,8 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
           }
         }
     first = false;
-    previous = cell;
-    const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
+    previous_lo = lo;
+    previous_hi = hi;
     t_entry = t_next[axis];
     const bool more = t_entry <= ray.max_t;
     // Release every candidate entered before the DDA's next chunk: none can be found later.
@@ -114,7 +126,6 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
       }
     }
     if (!more) break;
-    cell[axis] += step[axis];
     t_next[axis] += t_delta[axis];
   }
   return {};

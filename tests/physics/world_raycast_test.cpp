@@ -1,7 +1,7 @@
 // Rays across chunks (TerrainPhysics::raycast*) against brute force: every chunk near a stored one built into a
 // collider and asked directly. Closest, any and all hits agree on random worlds with negative coordinates, on long and
-// short segments, axis-aligned ones, segments running along chunk boundaries and starting inside rock, at two voxel
-// sizes, and after edits; bad rays are refused.
+// short segments, axis-aligned ones, segments running along chunk boundaries or one voxel off them (grazing a chunk's
+// spill bounds) and starting inside rock, at two voxel sizes, and after edits; bad rays are refused.
 #include "vtp/physics/terrain_physics.h"
 
 #include <doctest/doctest.h>
@@ -117,8 +117,8 @@ TEST_CASE("world raycast: closest, any and all hits equal brute force over every
     const double s = voxel_size;
     vtp::test::RandomRays random(34 * s);
     int rays = 0, bad = 0, hits = 0;
-    for (int i = 0; i < 400; ++i) {
-      const int kind = i % 5;
+    for (int i = 0; i < 480; ++i) {
+      const int kind = i % 6;
       Ray ray = random.next(rng, (kind == 0 ? 0.05 : 1.0) * 70 * s);
       if (kind == 2) ray.direction = {0, -1, 0}, ray.max_t = 60 * s;  // straight down
       if (kind == 3) {  // along a chunk boundary plane, axis-aligned
@@ -127,6 +127,12 @@ TEST_CASE("world raycast: closest, any and all hits equal brute force over every
         ray.max_t = 60 * s;
       }
       if (kind == 4) ray.origin = {double(int(rng() % 9) - 4) * 8 * s, -13 * s, double(int(rng() % 9) - 4) * 8 * s};
+      if (kind == 5) {  // in a plane exactly one voxel (the spill) off a chunk boundary, so it grazes grown bounds
+        const int axis = int(rng() % 3);
+        ray.origin[std::size_t(axis)] = 8 * s * double(int(rng() % 7) - 3) + (rng() % 2 != 0 ? s : -s);
+        ray.direction[std::size_t(axis)] = 0;
+        if (ray.direction[0] == 0 && ray.direction[1] == 0 && ray.direction[2] == 0) ray.direction[(axis + 1) % 3] = 1;
+      }
       bad += check(*physics, brute, ray, voxel_size);
       WorldRayHit h;
       hits += physics->raycastClosest(ray, h).value() ? 1 : 0;
