@@ -710,6 +710,36 @@ void MaskIndex::State::querySlow(const QueryRange& r, bool huge, std::vector<Chu
   std::sort(out.begin(), out.end(), [](const ChunkTouch& x, const ChunkTouch& y) { return x.chunk < y.chunk; });
 }
 
+namespace {
+
+// Whether a chunk with these masks can own a triangle: MIXED, with a solid bit.
+bool ownsTriangles(const ChunkMasks& m) {
+  if (m.tag != MaskTag::kMixed) return false;
+  std::uint64_t any = 0;
+  for (const std::uint64_t w : m.solid) any |= w;
+  return any != 0;
+}
+
+// The same for a grid cell (read under the seqlock).
+VTP_SEQLOCK_READER bool cellOwnsTriangles(ChunkGrid::Cell cell) {
+  if (ChunkGrid::tagOf(cell) != MaskTag::kMixed) return false;
+  const __m256i* line = reinterpret_cast<const __m256i*>(ChunkGrid::solidOf(cell));  // one 64-byte line
+  const __m256i any = _mm256_or_si256(_mm256_load_si256(line), _mm256_load_si256(line + 1));
+  return !_mm256_testz_si256(any, any);
+}
+
+}  // namespace
+
+bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
+  bool owns = false;
+  // The grid covers every entry: a chunk outside it has none.
+  const auto look = [&](const ChunkGrid& g) {
+    owns = g.contains(chunk) && cellOwnsTriangles(g.load(g.indexOf(chunk)));
+  };
+  if (m_state->readGrid(look)) return owns;
+  return ownsTriangles(masks(chunk));
+}
+
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
   std::shared_lock lock(m_state->mutex);
   return m_state->table.get(chunk);

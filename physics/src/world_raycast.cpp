@@ -27,15 +27,6 @@ struct Candidate {
   }
 };
 
-// Whether chunk c can own a triangle: a MIXED entry with some solid bit (a chunk of water only has none).
-bool mayOwnTriangles(const MaskIndex& masks, ChunkCoord c) {
-  const ChunkMasks m = masks.masks(c);
-  if (m.tag != MaskTag::kMixed) return false;
-  std::uint64_t any = 0;
-  for (const std::uint64_t w : m.solid) any |= w;
-  return any != 0;
-}
-
 }  // namespace
 
 template <class Visit>
@@ -136,7 +127,7 @@ Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visi
   Status failed;
   Status walked = walkChunks(ray, [&](ChunkCoord c, double entry) {
     if (!keep_going(entry)) return false;
-    if (!mayOwnTriangles(*m_masks, c)) return true;
+    if (!m_masks->mayOwnTriangles(c)) return true;
     auto pin = m_colliders->acquire(c, ColliderUse::kQueries);
     ChunkRay prepared;
     if (!pin) failed = pin.error();

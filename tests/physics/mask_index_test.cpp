@@ -105,6 +105,31 @@ ReferenceIndex referenceIndex(const World& world) {
   return index;
 }
 
+// mayOwnTriangles() by definition: a MIXED chunk with a solid bit.
+bool ownsTriangles(const ChunkMasks& m) {
+  if (m.tag != MaskTag::kMixed) return false;
+  for (const std::uint64_t w : m.solid)
+    if (w != 0) return true;
+  return false;
+}
+
+// mayOwnTriangles() on every reference entry, its 26 neighbours and a far chunk: the fast path on the grid, outside it,
+// and the hash table's when there is no grid.
+void checkOwners(const MaskIndex& index, const ReferenceIndex& reference, const std::string& what) {
+  int wrong = 0, owners = 0;
+  for (const auto& [c, m] : reference)
+    for (int d = 0; d < 27; ++d) {
+      const ChunkCoord n{c.x + d % 3 - 1, c.y + d / 3 % 3 - 1, c.z + d / 9 - 1};
+      const auto it = reference.find(n);
+      const bool want = it != reference.end() && ownsTriangles(it->second);
+      owners += want ? 1 : 0;
+      wrong += index.mayOwnTriangles(n) != want ? 1 : 0;
+    }
+  CHECK_MESSAGE(wrong == 0, what);
+  CHECK_MESSAGE(owners > 0, what);
+  CHECK_MESSAGE(!index.mayOwnTriangles({100000, -100000, 5}), what);
+}
+
 // query() by definition: grow the box by one voxel, take the voxels whose centres lie in it (closed), and per chunk:
 // FULL tags answer by themselves, MIXED chunks look at the dilated bits of those voxels.
 std::vector<ChunkTouch> bruteQuery(const ReferenceIndex& index, const Aabb& box, double voxel_size) {
@@ -964,6 +989,7 @@ TEST_CASE("MaskIndex query") {
         expecteds.push_back(expected);
       }
       checkBatches(*index, boxes, expecteds, phase);
+      checkOwners(*index, reference, phase);
     };
     check("grid", {{0, 0, 0}});
     REQUIRE(world->fillSphere({120.0, 4.0, -100.0}, 3.0, kRockId).ok());  // outside the grid and its room

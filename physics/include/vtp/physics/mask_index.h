@@ -99,6 +99,10 @@ class MaskIndex {
 
   /// The masks of one chunk (tag kEmpty when it has no entry).
   ChunkMasks masks(terrain::ChunkCoord chunk) const;
+  /// Whether chunk `chunk` may own collision triangles: a MIXED entry with a solid bit (an EMPTY, FULL or water-only
+  /// chunk owns none). A world ray asks it of every chunk it passes before touching the collider cache. Lock-free
+  /// while the index keeps its grid, as query() is; a few nanoseconds, against masks()' lock and copy.
+  bool mayOwnTriangles(terrain::ChunkCoord chunk) const;
 
   MaskIndexStats stats() const;
 
