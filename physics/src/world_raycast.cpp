@@ -5,6 +5,8 @@
 // entry and are released in order as the DDA passes it, so chunks are visited in order of entry and the walk can stop
 // at the first chunk entered beyond the best hit. Chunks without a MIXED mask with solid bits own no triangle and are
 // skipped without touching the collider cache.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -45,21 +47,29 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     t_next[a] = d == 0 ? HUGE_VAL : ((cell + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a];
     t_delta[a] = d == 0 ? HUGE_VAL : size * std::abs(inv[a]);
   }
-  // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them.
+  // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them: the slab test with
+  // the axes in AVX lanes (x, y, z, z). An axis the ray runs parallel to passes when the origin lies in its slab.
+  const __m256d origin = _mm256_setr_pd(ray.origin[0], ray.origin[1], ray.origin[2], ray.origin[2]);
+  const __m256d reciprocal = _mm256_setr_pd(inv[0], inv[1], inv[2], inv[2]);
+  const __m256d parallel = _mm256_cmp_pd(
+      _mm256_setr_pd(ray.direction[0], ray.direction[1], ray.direction[2], ray.direction[2]), _mm256_setzero_pd(),
+      _CMP_EQ_OQ);
+  const __m256d size4 = _mm256_set1_pd(size), grow4 = _mm256_set1_pd(grow), one = _mm256_set1_pd(1.0);
+  const __m256d infinity = _mm256_set1_pd(HUGE_VAL), minus_infinity = _mm256_set1_pd(-HUGE_VAL);
   auto entryInto = [&](ChunkCoord c) {
-    double t0 = 0, t1 = ray.max_t;
-    const std::int64_t k[3] = {c.x, c.y, c.z};
-    for (std::size_t a = 0; a < 3; ++a) {
-      const double lo = double(k[a]) * size - grow, hi = double(k[a] + 1) * size + grow, o = ray.origin[a];
-      if (ray.direction[a] == 0) {
-        if (o < lo || o > hi) return -1.0;
-        continue;
-      }
-      double near = (lo - o) * inv[a], far = (hi - o) * inv[a];
-      if (near > far) std::swap(near, far);
-      t0 = std::max(t0, near);
-      t1 = std::min(t1, far);
-    }
+    const __m256d k = _mm256_cvtepi32_pd(_mm_setr_epi32(c.x, c.y, c.z, c.z));
+    const __m256d lo = _mm256_sub_pd(_mm256_mul_pd(k, size4), grow4);
+    const __m256d hi = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(k, one), size4), grow4);
+    const __m256d a = _mm256_mul_pd(_mm256_sub_pd(lo, origin), reciprocal);
+    const __m256d b = _mm256_mul_pd(_mm256_sub_pd(hi, origin), reciprocal);
+    const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(origin, lo, _CMP_GE_OQ), _mm256_cmp_pd(origin, hi, _CMP_LE_OQ));
+    const __m256d near = _mm256_blendv_pd(_mm256_min_pd(a, b), _mm256_blendv_pd(infinity, minus_infinity, inside),
+                                          parallel);
+    const __m256d far = _mm256_blendv_pd(_mm256_max_pd(a, b), infinity, parallel);
+    const __m128d n = _mm_max_pd(_mm256_castpd256_pd128(near), _mm256_extractf128_pd(near, 1));
+    const __m128d f = _mm_min_pd(_mm256_castpd256_pd128(far), _mm256_extractf128_pd(far, 1));
+    const double t0 = std::max(0.0, _mm_cvtsd_f64(_mm_max_sd(n, _mm_unpackhi_pd(n, n))));
+    const double t1 = std::min(ray.max_t, _mm_cvtsd_f64(_mm_min_sd(f, _mm_unpackhi_pd(f, f))));
     return t0 <= t1 ? t0 : -1.0;
   };
   // A min-heap by entry in a per-thread vector, reused from ray to ray (no allocation once it has grown).
