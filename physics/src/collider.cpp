@@ -1,9 +1,12 @@
 // The collider's accessors and the preparation of its queries (world units to the chunk's grid frame).
 #include "vtp/physics/collider.h"
 
+#include "world_frame_ray.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -17,7 +20,15 @@ namespace {
 // Physics answers within |x| < 2^16 voxels (CONVENTIONS), as MaskIndex::query does. [Unit: voxel]
 constexpr double kLimit = 65536.0;
 
-// The chunk's origin in the world's grid frame, x, y, z in lanes 0-2. [Unit: grid]
+// The chunk's origin in the world's grid frame as int32 lanes x, y, z, 0 (below 2^27 in magnitude for a chunk in
+// physics range). [Unit: grid]
+constexpr int kChunkGridShift = std::countr_zero(unsigned(terrain::kChunkSize * kGridScale));
+static_assert(terrain::kChunkSize * kGridScale == 1 << kChunkGridShift);
+__m128i chunkGridBase(terrain::ChunkCoord chunk) {
+  return _mm_slli_epi32(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0), kChunkGridShift);
+}
+
+// The same in double lanes 0-2. [Unit: grid]
 __m256d chunkGridOrigin(terrain::ChunkCoord chunk) {
   return _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0)),
                        _mm256_set1_pd(double(terrain::kChunkSize * kGridScale)));
@@ -90,7 +101,23 @@ static_assert(offsetof(ChunkRay, origin_frac) == offsetof(ChunkRay, origin_int) 
               offsetof(ChunkRay, segment_max) == offsetof(ChunkRay, segment_min) + 6 &&
               offsetof(ChunkRay, kz) >= offsetof(ChunkRay, segment_max) + 6);
 
-Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& r) {
+namespace {
+
+// The segment's grid bounds shifted to the chunk at `base`, saturated to int16 by the pack: min x, y, z, max x, y, z.
+void writeSegment(__m128i lo, __m128i hi, __m128i base, ChunkRay& r) {
+  const __m128i segment = _mm_shuffle_epi8(_mm_packs_epi32(_mm_sub_epi32(lo, base), _mm_sub_epi32(hi, base)),
+                                           _mm_setr_epi8(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, -1, -1, -1, -1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(r.segment_min.data()), segment);
+  const std::uint32_t last = std::uint32_t(_mm_extract_epi32(segment, 2));
+  std::memcpy(r.segment_max.data() + 1, &last, sizeof last);
+}
+
+// prepareRay for the chunk whose grid origin is `base` (`in_range`: the chunk is in physics range). The origin's
+// integer part and the segment's grid bounds are taken in the world's grid frame and then shifted by `base` (an
+// integer multiple of 8 kGridScale): every chunk gets the same fraction and the same point, bit for bit, and
+// rayInChunk can shift a ray prepared once. The segment's bounds before the shift go to `world_segment`.
+[[gnu::always_inline]] inline Status prepareRayAt(const Ray& ray, __m128i base, bool in_range, double voxel_size,
+                                                  ChunkRay& r, __m128i (&world_segment)[2]) {
   // The three axes in the lanes of AVX registers, so the checks and conversions are a few vector operations: this
   // runs once per ray and chunk, and short rays cost little more than it.
   const __m256d sign = _mm256_set1_pd(-0.0);
@@ -105,7 +132,7 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   const __m256d limit = _mm256_set1_pd(kLimit * kGridScale);
   const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, o), limit, _CMP_LT_OQ),
                                        _mm256_cmp_pd(_mm256_andnot_pd(sign, e), limit, _CMP_LT_OQ));
-  if (!((_mm256_movemask_pd(inside) == 0xF) & (ray.max_t >= 0) & (voxel_size > 0) & chunkInPhysicsRange(chunk)))
+  if (!((_mm256_movemask_pd(inside) == 0xF) & (ray.max_t >= 0) & (voxel_size > 0) & in_range))
       [[unlikely]] {
     return refusedRay(ray, voxel_size);
   }
@@ -123,11 +150,9 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   r.voxel_size = voxel_size;
   r.t_per_s = (voxel_size / kGridScale) / d_max;
   r.max_t = float(ray.max_t * d_max * scale);
-  // The origin's integer part is taken in the world's grid frame, then shifted by the chunk's origin (an integer
-  // multiple of 8 kGridScale): every chunk gets the same fraction and the same point, bit for bit.
-  const __m256d base = chunkGridOrigin(chunk);
   const __m256d whole = _mm256_floor_pd(o);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(r.origin_int.data()), _mm256_cvttpd_epi32(_mm256_sub_pd(whole, base)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(r.origin_int.data()),
+                   _mm_sub_epi32(_mm256_cvttpd_epi32(whole), base));
   _mm_storeu_ps(r.origin_frac.data(), _mm256_cvtpd_ps(_mm256_sub_pd(o, whole)));
   // The direction u (components below 1e-30 flushed to 0, so no reciprocal overflows) and its reciprocals (a huge
   // finite value for a zero component keeps the slab test free of NaN).
@@ -140,14 +165,10 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   const __m128 inv = _mm_blendv_ps(_mm256_cvtpd_ps(reciprocal), huge, is_zero);
   _mm_storeu_ps(r.direction.data(), d);
   _mm_storeu_ps(r.inv_direction.data(), inv);
-  // The segment's grid bounds, grown by 2 and saturated to int16 by the pack: min x, y, z then max x, y, z.
-  const __m256d seg_lo = _mm256_sub_pd(_mm256_floor_pd(_mm256_sub_pd(_mm256_min_pd(o, e), base)), _mm256_set1_pd(2.0));
-  const __m256d seg_hi = _mm256_add_pd(_mm256_ceil_pd(_mm256_sub_pd(_mm256_max_pd(o, e), base)), _mm256_set1_pd(2.0));
-  const __m128i segment = _mm_shuffle_epi8(_mm_packs_epi32(_mm256_cvttpd_epi32(seg_lo), _mm256_cvttpd_epi32(seg_hi)),
-                                           _mm_setr_epi8(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, -1, -1, -1, -1));
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(r.segment_min.data()), segment);
-  const std::uint32_t last = std::uint32_t(_mm_extract_epi32(segment, 2));
-  std::memcpy(r.segment_max.data() + 1, &last, sizeof last);
+  // The segment's grid bounds, grown by 2 (int32: below 2^27 in magnitude).
+  world_segment[0] = _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_floor_pd(_mm256_min_pd(o, e)), _mm256_set1_pd(2.0)));
+  world_segment[1] = _mm256_cvttpd_epi32(_mm256_add_pd(_mm256_ceil_pd(_mm256_max_pd(o, e)), _mm256_set1_pd(2.0)));
+  writeSegment(world_segment[0], world_segment[1], base, r);
   // Woop et al.: z along the dominant axis (the first of equal ones), x and y the next two cyclically.
   const float a0 = std::abs(r.direction[0]), a1 = std::abs(r.direction[1]), a2 = std::abs(r.direction[2]);
   const bool z_largest = a2 > std::max(a0, a1);
@@ -156,6 +177,35 @@ Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, 
   r.shear_z = r.inv_direction[std::size_t(r.kz)];
   r.shear_x = r.direction[std::size_t(kNext[r.kz])] * r.shear_z;
   r.shear_y = r.direction[std::size_t(kAfter[r.kz])] * r.shear_z;
+  return {};
+}
+
+}  // namespace
+
+Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& r) {
+  __m128i world_segment[2] = {};
+  return prepareRayAt(ray, chunkGridBase(chunk), chunkInPhysicsRange(chunk), voxel_size, r, world_segment);
+}
+
+Status prepareWorldFrameRay(const Ray& ray, double voxel_size, WorldFrameRay& out) {
+  __m128i world_segment[2] = {};
+  if (Status s = prepareRayAt(ray, _mm_setzero_si128(), true, voxel_size, out.ray, world_segment); !s) return s;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out.segment_min.data()), world_segment[0]);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out.segment_max.data()), world_segment[1]);
+  return {};
+}
+
+Status rayInChunk(const WorldFrameRay& w, terrain::ChunkCoord chunk, ChunkRay& out) {
+  if (!chunkInPhysicsRange(chunk)) [[unlikely]] {
+    return rayError(ErrorCode::kOutOfRange, "the chunk lies beyond 2^16 voxels of the origin");
+  }
+  out = w.ray;
+  // origin_int and, in lane 3, origin_frac[0], which base's lane 3 (zero) leaves as it is.
+  const __m128i base = chunkGridBase(chunk);
+  __m128i* origin = reinterpret_cast<__m128i*>(out.origin_int.data());
+  _mm_storeu_si128(origin, _mm_sub_epi32(_mm_loadu_si128(origin), base));
+  writeSegment(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.segment_min.data())),
+               _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.segment_max.data())), base, out);
   return {};
 }
 

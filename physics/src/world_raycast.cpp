@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vtp/physics/terrain_physics.h"
+#include "world_frame_ray.h"
 
 namespace vtp::physics {
 
@@ -32,11 +33,7 @@ struct Candidate {
 }  // namespace
 
 template <class Visit>
-Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
-  {
-    ChunkRay check;  // validates the ray and its range once
-    if (Status s = prepareRay(ray, {0, 0, 0}, m_voxel_size, check); !s) return s;
-  }
+void TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
   const double size = terrain::kChunkSize * m_voxel_size, grow = m_voxel_size;
   // The DDA: along each axis, the t of the next chunk boundary and the t between boundaries.
   std::array<double, 3> t_next{}, t_delta{}, inv{};
@@ -129,23 +126,25 @@ Status TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     if (!more) break;
     t_next[axis] += t_delta[axis];
   }
-  return {};
 }
 
 template <class Continue, class Visit>
 Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit) {
+  // The ray prepared (and checked) once; each chunk gets it by an integer shift.
+  WorldFrameRay frame;
+  if (Status s = prepareWorldFrameRay(ray, m_voxel_size, frame); !s) return s;
   Status failed;
-  Status walked = walkChunks(ray, [&](ChunkCoord c, double entry) {
+  walkChunks(ray, [&](ChunkCoord c, double entry) {
     if (!keep_going(entry)) return false;
     if (!m_masks->mayOwnTriangles(c)) return true;
     auto pin = m_colliders->acquire(c, ColliderUse::kQueries);
     ChunkRay prepared;
     if (!pin) failed = pin.error();
-    else if (Status s = prepareRay(ray, c, m_voxel_size, prepared); !s) failed = s;
+    else if (Status s = rayInChunk(frame, c, prepared); !s) failed = s;
     if (!failed) return false;
     return visit(**pin, prepared, c);
   });
-  return walked ? failed : walked;
+  return failed;
 }
 
 Result<bool> TerrainPhysics::raycastClosest(const Ray& ray, WorldRayHit& hit) {

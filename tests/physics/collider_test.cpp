@@ -21,6 +21,7 @@
 #include "ray_oracle.h"
 #include "support/random_world.h"
 #include "vtp/physics/collider_builder.h"
+#include "world_frame_ray.h"  // physics/src (white-box)
 
 using namespace vtp::terrain;
 using namespace vtp::physics;
@@ -484,6 +485,57 @@ TEST_CASE("collider: bad rays and boxes are refused") {
   CHECK_FALSE(builder.build(mesh, c).ok());
   mesh.vertex_count = int(mesh.vertices.size()) + 1;
   CHECK_FALSE(builder.build(mesh, c).ok());
+}
+
+TEST_CASE("collider: a ray prepared once and shifted to a chunk equals prepareRay for that chunk, bit for bit") {
+  // World rays prepare once (prepareWorldFrameRay) and shift per chunk (rayInChunk); every field must match, or the
+  // two sides of a seam could see different numbers. Random rays near and far (up to 2^16 voxels), negative chunks,
+  // the physics range's last chunks, and a chunk beyond it.
+  std::mt19937_64 rng(0x77f1);
+  auto uniform = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
+  int compared = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const double voxel_size = i % 3 == 0 ? 0.37 : 1.0;
+    const double reach = (i % 4 == 0 ? 65000.0 : 200.0) * voxel_size;
+    Ray ray{{uniform(-reach, reach), uniform(-reach, reach), uniform(-reach, reach)},
+            {uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)}, uniform(0, 40) * voxel_size};
+    if (i % 7 == 0) ray.direction[std::size_t(i % 3)] = 0;
+    WorldFrameRay frame;
+    const auto single = prepareRay(ray, {0, 0, 0}, voxel_size);
+    REQUIRE(prepareWorldFrameRay(ray, voxel_size, frame).ok() == single.ok());
+    if (!single.ok()) {
+      CHECK(prepareWorldFrameRay(ray, voxel_size, frame).error().code == single.error().code);
+      continue;
+    }
+    for (int k = 0; k < 4; ++k) {
+      const double* o = ray.origin.data();
+      const auto near = [&](int a) { return std::int32_t(std::floor(o[a] / (8 * voxel_size))) + int(rng() % 5) - 2; };
+      ChunkCoord chunk = k < 3 ? ChunkCoord{near(0), near(1), near(2)}
+                               : ChunkCoord{rng() % 2 ? 8193 : -8193, near(1), rng() % 2 ? -8193 : 8193};
+      if (!chunkInPhysicsRange(chunk)) chunk = {0, 0, 0};
+      const auto want = prepareRay(ray, chunk, voxel_size);
+      ChunkRay got;
+      REQUIRE(want.ok());
+      REQUIRE(rayInChunk(frame, chunk, got).ok());
+      const ChunkRay& w = *want;
+      const bool same = got.origin_int == w.origin_int && got.origin_frac == w.origin_frac &&
+                        got.direction == w.direction && got.inv_direction == w.inv_direction &&
+                        got.segment_min == w.segment_min && got.segment_max == w.segment_max && got.kz == w.kz &&
+                        got.zero_axes == w.zero_axes && got.shear_x == w.shear_x && got.shear_y == w.shear_y &&
+                        got.shear_z == w.shear_z && got.max_t == w.max_t && got.t_per_s == w.t_per_s &&
+                        got.world.origin == w.world.origin && got.world.direction == w.world.direction &&
+                        got.world.max_t == w.world.max_t && got.voxel_size == w.voxel_size;
+      CHECK_MESSAGE(same, "ray " << i << " chunk " << chunk.x << "," << chunk.y << "," << chunk.z);
+      ++compared;
+    }
+  }
+  CHECK(compared > 10000);
+  WorldFrameRay frame;
+  REQUIRE(prepareWorldFrameRay(Ray{{0, 0, 0}, {1, 0, 0}, 1}, 1.0, frame).ok());
+  ChunkRay out;
+  const auto beyond = rayInChunk(frame, {8194, 0, 0}, out);
+  REQUIRE_FALSE(beyond.ok());
+  CHECK(beyond.error().code == vtp::ErrorCode::kOutOfRange);
 }
 
 TEST_CASE("collider: an empty mesh gives an empty collider that nothing hits") {

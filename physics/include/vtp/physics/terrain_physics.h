@@ -71,9 +71,9 @@ class TerrainPhysics {
  private:
   TerrainPhysics(terrain::World& world, std::unique_ptr<MaskIndex> masks, std::unique_ptr<ColliderCache> colliders);
   // Visits the chunks whose grown bounds the segment enters, in order of entry; `visit(chunk, entry_t)` returns false
-  // to stop.
+  // to stop. The ray must be one prepareRay accepts.
   template <class Visit>
-  Status walkChunks(const Ray& ray, Visit&& visit);
+  void walkChunks(const Ray& ray, Visit&& visit);
   // walkChunks over the chunks that may own triangles (their masks have solid bits) while `keep_going(entry)`:
   // `visit(collider, ray prepared for it, chunk)` returns false to stop. Returns the first error.
   template <class Continue, class Visit>
