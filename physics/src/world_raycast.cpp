@@ -94,20 +94,24 @@ void TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
       lo[a] = std::int64_t(std::floor((std::min(p0, p1) - reach) / size));
       hi[a] = std::int64_t(std::floor((std::max(p0, p1) + reach) / size));
     }
+    auto queue = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+      const ChunkCoord c{std::int32_t(x), std::int32_t(y), std::int32_t(z)};
+      const double entry = entryInto(c);
+      if (entry >= 0) {
+        heap.push_back({entry, c});
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+    };
     for (std::int64_t z = lo[2]; z <= hi[2]; ++z)
-      for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
-        for (std::int64_t x = lo[0]; x <= hi[0]; ++x) {
-          if (!first && x >= previous_lo[0] && x <= previous_hi[0] && y >= previous_lo[1] && y <= previous_hi[1] &&
-              z >= previous_lo[2] && z <= previous_hi[2]) {
-            continue;
-          }
-          const ChunkCoord c{std::int32_t(x), std::int32_t(y), std::int32_t(z)};
-          const double entry = entryInto(c);
-          if (entry >= 0) {
-            heap.push_back({entry, c});
-            std::push_heap(heap.begin(), heap.end(), later);
-          }
-        }
+      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
+        // The part of this row of chunks the previous range held, [seen_lo, seen_hi], is skipped.
+        const bool row_seen = !first && z >= previous_lo[2] && z <= previous_hi[2] && y >= previous_lo[1] &&
+                              y <= previous_hi[1];
+        std::int64_t seen_lo = std::max(lo[0], previous_lo[0]), seen_hi = std::min(hi[0], previous_hi[0]);
+        if (!row_seen || seen_lo > seen_hi) seen_lo = hi[0] + 1, seen_hi = hi[0];
+        for (std::int64_t x = lo[0]; x < seen_lo; ++x) queue(x, y, z);
+        for (std::int64_t x = seen_hi + 1; x <= hi[0]; ++x) queue(x, y, z);
+      }
     first = false;
     previous_lo = lo;
     previous_hi = hi;
@@ -134,11 +138,11 @@ Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visi
   WorldFrameRay frame;
   if (Status s = prepareWorldFrameRay(ray, m_voxel_size, frame); !s) return s;
   Status failed;
+  ChunkRay prepared;
   walkChunks(ray, [&](ChunkCoord c, double entry) {
     if (!keep_going(entry)) return false;
     if (!m_masks->mayOwnTriangles(c)) return true;
     auto pin = m_colliders->acquire(c, ColliderUse::kQueries);
-    ChunkRay prepared;
     if (!pin) failed = pin.error();
     else if (Status s = rayInChunk(frame, c, prepared); !s) failed = s;
     if (!failed) return false;
