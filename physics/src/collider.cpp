@@ -29,10 +29,7 @@ __m128i chunkGridBase(terrain::ChunkCoord chunk) {
 }
 
 // The same in double lanes 0-2. [Unit: grid]
-__m256d chunkGridOrigin(terrain::ChunkCoord chunk) {
-  return _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_setr_epi32(chunk.x, chunk.y, chunk.z, 0)),
-                       _mm256_set1_pd(double(terrain::kChunkSize * kGridScale)));
-}
+__m256d chunkGridOrigin(terrain::ChunkCoord chunk) { return _mm256_cvtepi32_pd(chunkGridBase(chunk)); }
 
 
 // x, y, z in lanes 0-2, and z again in lane 3: a padding lane that passes every check lane 2 passes (a zero there

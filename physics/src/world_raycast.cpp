@@ -41,7 +41,9 @@ void TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
     const double o = ray.origin[a], d = ray.direction[a];
     const double cell = std::floor(o / size);
     inv[a] = d != 0 ? 1.0 / d : 0.0;
-    t_next[a] = d == 0 ? HUGE_VAL : ((cell + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a];
+    // Never below 0: rounding in floor(o / size) can put the first boundary a hair behind the origin, and a negative
+    // start on two axes would make the ranges below shrink and grow again, queueing a chunk twice.
+    t_next[a] = d == 0 ? HUGE_VAL : std::max(0.0, ((cell + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a]);
     t_delta[a] = d == 0 ? HUGE_VAL : size * std::abs(inv[a]);
   }
   // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them: the slab test with

@@ -1,8 +1,8 @@
 // World rays under concurrency (TSan in CI, label `tsan`): four threads cast rays across chunks (closest, any and all
 // hits) while one thread edits the world and a small collider budget forces evictions, so the walk's lock-free mask
 // lookups (MaskIndex::mayOwnTriangles) and the collider cache race the edits. Every answer is well formed (t within
-// the segment, the point on the ray, a unit normal, all hits sorted and agreeing with the closest and any hit of the
-// same call's snapshot), and after the editor stops the answers equal a fresh single-threaded instance's.
+// the segment, the point on the ray, a unit normal, all hits sorted by t), and after the editor stops the answers
+// equal a fresh single-threaded instance's.
 #include <doctest/doctest.h>
 
 #include <atomic>
