@@ -1,138 +1,16 @@
-// Rays across chunks. The walk is a 3D DDA over the chunk grid (Amanatides and Woo, 1987), widened by the mesher's
-// spill: a chunk's triangles lie within its bounds grown by one voxel, and the point where a ray enters such grown
-// bounds lies in some chunk the DDA crosses, within one voxel of the segment's part there, so every chunk the ray can
-// hit is found near that part no later than the DDA reaches its entry point. Candidates wait in a min-heap by that
-// entry and are released in order as the DDA passes it, so chunks are visited in order of entry and the walk can stop
-// at the first chunk entered beyond the best hit. Chunks without a MIXED mask with solid bits own no triangle and are
+// Rays across chunks: the chunk walk (chunk_walk.h) visits chunks in order of entry, so a closest-hit query stops at
+// the first chunk entered beyond its best hit. Chunks without a MIXED mask with solid bits own no triangle and are
 // skipped without touching the collider cache.
-#include <immintrin.h>
-
 #include <algorithm>
-#include <array>
-#include <cmath>
-#include <functional>
 #include <vector>
 
+#include "chunk_walk.h"
 #include "vtp/physics/terrain_physics.h"
 #include "world_frame_ray.h"
 
 namespace vtp::physics {
 
 using terrain::ChunkCoord;
-
-namespace {
-
-struct Candidate {
-  double entry;
-  ChunkCoord chunk;
-  bool operator>(const Candidate& other) const {
-    return entry != other.entry ? entry > other.entry : other.chunk < chunk;
-  }
-};
-
-}  // namespace
-
-template <class Visit>
-void TerrainPhysics::walkChunks(const Ray& ray, Visit&& visit) {
-  const double size = terrain::kChunkSize * m_voxel_size, grow = m_voxel_size;
-  // The DDA: along each axis, the t of the next chunk boundary and the t between boundaries.
-  std::array<double, 3> t_next{}, t_delta{}, inv{};
-  for (std::size_t a = 0; a < 3; ++a) {
-    const double o = ray.origin[a], d = ray.direction[a];
-    const double cell = std::floor(o / size);
-    inv[a] = d != 0 ? 1.0 / d : 0.0;
-    // Never below 0: rounding in floor(o / size) can put the first boundary a hair behind the origin, and a negative
-    // start on two axes would make the ranges below shrink and grow again, queueing a chunk twice.
-    t_next[a] = d == 0 ? HUGE_VAL : std::max(0.0, ((cell + (d > 0 ? 1.0 : 0.0)) * size - o) * inv[a]);
-    t_delta[a] = d == 0 ? HUGE_VAL : size * std::abs(inv[a]);
-  }
-  // The entry of the segment into chunk c's grown bounds, or a negative value when it misses them: the slab test with
-  // the axes in AVX lanes (x, y, z, z). An axis the ray runs parallel to passes when the origin lies in its slab.
-  const __m256d origin = _mm256_setr_pd(ray.origin[0], ray.origin[1], ray.origin[2], ray.origin[2]);
-  const __m256d reciprocal = _mm256_setr_pd(inv[0], inv[1], inv[2], inv[2]);
-  const __m256d parallel = _mm256_cmp_pd(
-      _mm256_setr_pd(ray.direction[0], ray.direction[1], ray.direction[2], ray.direction[2]), _mm256_setzero_pd(),
-      _CMP_EQ_OQ);
-  const __m256d size4 = _mm256_set1_pd(size), grow4 = _mm256_set1_pd(grow), one = _mm256_set1_pd(1.0);
-  const __m256d infinity = _mm256_set1_pd(HUGE_VAL), minus_infinity = _mm256_set1_pd(-HUGE_VAL);
-  auto entryInto = [&](ChunkCoord c) {
-    const __m256d k = _mm256_cvtepi32_pd(_mm_setr_epi32(c.x, c.y, c.z, c.z));
-    const __m256d lo = _mm256_sub_pd(_mm256_mul_pd(k, size4), grow4);
-    const __m256d hi = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(k, one), size4), grow4);
-    const __m256d a = _mm256_mul_pd(_mm256_sub_pd(lo, origin), reciprocal);
-    const __m256d b = _mm256_mul_pd(_mm256_sub_pd(hi, origin), reciprocal);
-    const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(origin, lo, _CMP_GE_OQ), _mm256_cmp_pd(origin, hi, _CMP_LE_OQ));
-    const __m256d near = _mm256_blendv_pd(_mm256_min_pd(a, b), _mm256_blendv_pd(infinity, minus_infinity, inside),
-                                          parallel);
-    const __m256d far = _mm256_blendv_pd(_mm256_max_pd(a, b), infinity, parallel);
-    const __m128d n = _mm_max_pd(_mm256_castpd256_pd128(near), _mm256_extractf128_pd(near, 1));
-    const __m128d f = _mm_min_pd(_mm256_castpd256_pd128(far), _mm256_extractf128_pd(far, 1));
-    const double t0 = std::max(0.0, _mm_cvtsd_f64(_mm_max_sd(n, _mm_unpackhi_pd(n, n))));
-    const double t1 = std::min(ray.max_t, _mm_cvtsd_f64(_mm_min_sd(f, _mm_unpackhi_pd(f, f))));
-    return t0 <= t1 ? t0 : -1.0;
-  };
-  // A min-heap by entry in a per-thread vector, reused from ray to ray (no allocation once it has grown).
-  thread_local std::vector<Candidate> heap;
-  heap.clear();
-  const auto later = std::greater<>{};
-  double t_entry = 0;
-  bool going = true, first = true;
-  // Chunks the previous DDA chunk's part of the segment could reach, as a range per axis.
-  std::array<std::int64_t, 3> previous_lo{}, previous_hi{};
-  // The margin the ranges below are grown by beyond `grow`, so that rounding in the points never drops a chunk (a
-  // chunk too many only costs its entryInto).
-  const double reach = grow * (1 + 1e-9) + 1e-12 * size;
-  while (going) {
-    const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
-    // Queue the chunks whose grown bounds the segment enters while it crosses the current DDA chunk, once each. Such
-    // an entry point lies in this part of the segment, [t_entry, t_exit], so within `grow` of its bounding box: only
-    // the chunks that box, grown by `grow`, overlaps need the entry test (one or two, near a face up to eight). The
-    // boxes move monotonically along every axis, so the steps whose range holds a chunk form one run, and a chunk
-    // was queued before exactly when the previous range also holds it.
-    const double t_exit = std::min(t_next[axis], ray.max_t);
-    std::array<std::int64_t, 3> lo{}, hi{};
-    for (std::size_t a = 0; a < 3; ++a) {
-      const double p0 = ray.origin[a] + t_entry * ray.direction[a], p1 = ray.origin[a] + t_exit * ray.direction[a];
-      lo[a] = std::int64_t(std::floor((std::min(p0, p1) - reach) / size));
-      hi[a] = std::int64_t(std::floor((std::max(p0, p1) + reach) / size));
-    }
-    auto queue = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-      const ChunkCoord c{std::int32_t(x), std::int32_t(y), std::int32_t(z)};
-      const double entry = entryInto(c);
-      if (entry >= 0) {
-        heap.push_back({entry, c});
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
-    };
-    for (std::int64_t z = lo[2]; z <= hi[2]; ++z)
-      for (std::int64_t y = lo[1]; y <= hi[1]; ++y) {
-        // The part of this row of chunks the previous range held, [seen_lo, seen_hi], is skipped.
-        const bool row_seen = !first && z >= previous_lo[2] && z <= previous_hi[2] && y >= previous_lo[1] &&
-                              y <= previous_hi[1];
-        std::int64_t seen_lo = std::max(lo[0], previous_lo[0]), seen_hi = std::min(hi[0], previous_hi[0]);
-        if (!row_seen || seen_lo > seen_hi) seen_lo = hi[0] + 1, seen_hi = hi[0];
-        for (std::int64_t x = lo[0]; x < seen_lo; ++x) queue(x, y, z);
-        for (std::int64_t x = seen_hi + 1; x <= hi[0]; ++x) queue(x, y, z);
-      }
-    first = false;
-    previous_lo = lo;
-    previous_hi = hi;
-    t_entry = t_next[axis];
-    const bool more = t_entry <= ray.max_t;
-    // Release every candidate entered before the DDA's next chunk: none can be found later.
-    while (!heap.empty() && (!more || heap.front().entry <= t_entry)) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      const Candidate next = heap.back();
-      heap.pop_back();
-      if (!visit(next.chunk, next.entry)) {
-        going = false;
-        break;
-      }
-    }
-    if (!more) break;
-    t_next[axis] += t_delta[axis];
-  }
-}
 
 template <class Continue, class Visit>
 Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit) {
@@ -141,7 +19,7 @@ Status TerrainPhysics::walkColliders(const Ray& ray, Continue&& keep_going, Visi
   if (Status s = prepareWorldFrameRay(ray, m_voxel_size, frame); !s) return s;
   Status failed;
   ChunkRay prepared;
-  walkChunks(ray, [&](ChunkCoord c, double entry) {
+  walkChunks(ray, m_voxel_size, [&](ChunkCoord c, double entry) {
     if (!keep_going(entry)) return false;
     if (!m_masks->mayOwnTriangles(c)) return true;
     auto pin = m_colliders->acquire(c, ColliderUse::kQueries);

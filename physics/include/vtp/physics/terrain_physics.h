@@ -70,12 +70,9 @@ class TerrainPhysics {
 
  private:
   TerrainPhysics(terrain::World& world, std::unique_ptr<MaskIndex> masks, std::unique_ptr<ColliderCache> colliders);
-  // Visits the chunks whose grown bounds the segment enters, in order of entry; `visit(chunk, entry_t)` returns false
-  // to stop. The ray must be one prepareRay accepts.
-  template <class Visit>
-  void walkChunks(const Ray& ray, Visit&& visit);
-  // walkChunks over the chunks that may own triangles (their masks have solid bits) while `keep_going(entry)`:
-  // `visit(collider, ray prepared for it, chunk)` returns false to stop. Returns the first error.
+  // The chunk walk (physics/src/chunk_walk.h) over the chunks that may own triangles (their masks have solid bits)
+  // while `keep_going(entry)`: `visit(collider, ray prepared for it, chunk)` returns false to stop. Returns the first
+  // error.
   template <class Continue, class Visit>
   Status walkColliders(const Ray& ray, Continue&& keep_going, Visit&& visit);
 
