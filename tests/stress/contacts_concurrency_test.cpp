@@ -5,13 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <random>
-#include <thread>
 #include <vector>
 
-#include "support/random_world.h"
+#include "support/edit_storm.h"
 #include "vtp/physics/terrain_physics.h"
 
 using namespace vtp::terrain;
@@ -44,51 +42,28 @@ bool wellFormed(const World& world, const std::vector<ChunkManifold>& out) {
 }  // namespace
 
 TEST_CASE("Contacts concurrency: 4 query threads, 1 editor, a 64 KiB collider budget") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
-  const VoxelBox region{{-14, -6, -14}, {14, 4, 14}};
-  std::mt19937_64 setup(81);
-  vtp::test::randomEdits(*world, region, 20, setup);
-  TerrainPhysicsOptions options;
-  options.colliders.byte_budget = std::size_t(64) << 10;
-  auto created = TerrainPhysics::create(*world, options);
-  REQUIRE(created.ok());
-  TerrainPhysics& physics = **created;
-
-  std::atomic<bool> done{false}, failed{false};
+  vtp::test::StormScene scene = vtp::test::makeStormScene(81);
+  const World& world = *scene.world;
+  TerrainPhysics& physics = *scene.physics;
+  std::atomic<bool> failed{false};
   std::atomic<long> queries{0}, touching{0};
-  std::thread editor([&] {
-    std::mt19937_64 rng(82);
-    // An edit every 20 ms for 2 s (fewer if the machine is slow: at most 10 s).
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 100 && std::chrono::steady_clock::now() < start + std::chrono::seconds(10); ++i) {
-      vtp::test::randomEdits(*world, region, 1, rng);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  vtp::test::runWithEditor(*scene.world, 82, 4, [&](int t, const std::atomic<bool>& done) {
+    std::mt19937_64 rng(200 + std::uint64_t(t));
+    std::uniform_real_distribution<double> xz(-12, 12), y(-5, 3);
+    std::vector<ChunkManifold> out;
+    while (!done) {
+      Pose pose;
+      pose.position = {xz(rng), y(rng), xz(rng)};
+      if (!physics.contacts(shapeFor(rng()), pose, out).ok() || !wellFormed(world, out)) failed = true;
+      ++queries;
+      if (!out.empty()) ++touching;
     }
-    done = true;
   });
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 4; ++t) {
-    readers.emplace_back([&, t] {
-      std::mt19937_64 rng(200 + std::uint64_t(t));
-      std::uniform_real_distribution<double> xz(-12, 12), y(-5, 3);
-      std::vector<ChunkManifold> out;
-      while (!done) {
-        Pose pose;
-        pose.position = {xz(rng), y(rng), xz(rng)};
-        if (!physics.contacts(shapeFor(rng()), pose, out).ok() || !wellFormed(*world, out)) failed = true;
-        ++queries;
-        if (!out.empty()) ++touching;
-      }
-    });
-  }
-  editor.join();
-  for (auto& r : readers) r.join();
   CHECK_FALSE(failed.load());
   CHECK(queries.load() > 100);
   CHECK(touching.load() > 10);
   // Quiet now: a second instance built from the same world answers the same.
-  auto fresh = TerrainPhysics::create(*world);
+  auto fresh = TerrainPhysics::create(*scene.world);
   REQUIRE(fresh.ok());
   std::mt19937_64 rng(300);
   std::uniform_real_distribution<double> xz(-12, 12), y(-5, 3);

@@ -6,13 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <random>
-#include <thread>
 #include <vector>
 
-#include "support/random_world.h"
+#include "support/edit_storm.h"
 #include "vtp/physics/terrain_physics.h"
 
 using namespace vtp::terrain;
@@ -40,60 +38,36 @@ bool wellFormed(const Ray& ray, const WorldRayHit& h) {
 }  // namespace
 
 TEST_CASE("World ray concurrency: 4 ray threads, 1 editor, a 64 KiB collider budget") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
-  const VoxelBox region{{-14, -6, -14}, {14, 4, 14}};
-  std::mt19937_64 setup(91);
-  vtp::test::randomEdits(*world, region, 20, setup);
-  TerrainPhysicsOptions options;
-  options.colliders.byte_budget = std::size_t(64) << 10;
-  auto created = TerrainPhysics::create(*world, options);
-  REQUIRE(created.ok());
-  TerrainPhysics& physics = **created;
-
-  std::atomic<bool> done{false}, failed{false};
+  vtp::test::StormScene scene = vtp::test::makeStormScene(91);
+  TerrainPhysics& physics = *scene.physics;
+  std::atomic<bool> failed{false};
   std::atomic<long> rays{0}, hits{0};
-  std::thread editor([&] {
-    std::mt19937_64 rng(92);
-    // An edit every 20 ms for 2 s (fewer if the machine is slow: at most 10 s).
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 100 && std::chrono::steady_clock::now() < start + std::chrono::seconds(10); ++i) {
-      vtp::test::randomEdits(*world, region, 1, rng);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    done = true;
-  });
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 4; ++t) {
-    readers.emplace_back([&, t] {
-      std::mt19937_64 rng(400 + std::uint64_t(t));
-      std::vector<WorldRayHit> all;
-      while (!done) {
-        const Ray ray = randomRay(rng);
-        WorldRayHit hit;
-        const auto found = physics.raycastClosest(ray, hit);
-        const auto any = physics.raycastAny(ray);
-        const bool listed = physics.raycastAll(ray, all).ok();
-        if (!found.ok() || !any.ok() || !listed) {
-          failed = true;
-          continue;
-        }
-        if (*found && !wellFormed(ray, hit)) failed = true;
-        for (std::size_t i = 0; i < all.size(); ++i) {
-          if (!wellFormed(ray, all[i]) || (i > 0 && all[i].hit.t < all[i - 1].hit.t)) failed = true;
-        }
-        ++rays;
-        if (*found) ++hits;
+  vtp::test::runWithEditor(*scene.world, 92, 4, [&](int t, const std::atomic<bool>& done) {
+    std::mt19937_64 rng(400 + std::uint64_t(t));
+    std::vector<WorldRayHit> all;
+    while (!done) {
+      const Ray ray = randomRay(rng);
+      WorldRayHit hit;
+      const auto found = physics.raycastClosest(ray, hit);
+      const auto any = physics.raycastAny(ray);
+      const bool listed = physics.raycastAll(ray, all).ok();
+      if (!found.ok() || !any.ok() || !listed) {
+        failed = true;
+        continue;
       }
-    });
-  }
-  editor.join();
-  for (auto& r : readers) r.join();
+      if (*found && !wellFormed(ray, hit)) failed = true;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (!wellFormed(ray, all[i]) || (i > 0 && all[i].hit.t < all[i - 1].hit.t)) failed = true;
+      }
+      ++rays;
+      if (*found) ++hits;
+    }
+  });
   CHECK_FALSE(failed.load());
   CHECK(rays.load() > 100);
   CHECK(hits.load() > 10);
   // Quiet now: a second instance built from the same world answers the same.
-  auto fresh = TerrainPhysics::create(*world);
+  auto fresh = TerrainPhysics::create(*scene.world);
   REQUIRE(fresh.ok());
   std::mt19937_64 rng(500);
   int compared = 0;
