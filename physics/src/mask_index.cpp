@@ -728,6 +728,21 @@ VTP_SEQLOCK_READER bool cellOwnsTriangles(ChunkGrid::Cell cell) {
   return !_mm256_testz_si256(any, any);
 }
 
+// Whether a chunk with these masks may hold (or border) water: FULL water, or MIXED with a water bit.
+bool holdsWater(const ChunkMasks& m) {
+  if (m.tag == MaskTag::kFullWater) return true;
+  if (m.tag != MaskTag::kMixed) return false;
+  std::uint64_t any = 0;
+  for (const std::uint64_t w : m.water) any |= w;
+  return any != 0;
+}
+
+// The same for a grid cell: its masks have a water line exactly when they hold a water bit (MaskStore).
+bool cellHoldsWater(ChunkGrid::Cell cell) {
+  const MaskTag tag = ChunkGrid::tagOf(cell);
+  return tag == MaskTag::kFullWater || (tag == MaskTag::kMixed && (cell & ChunkGrid::kWaterBit) != 0);
+}
+
 }  // namespace
 
 bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
@@ -738,6 +753,13 @@ bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
   };
   if (m_state->readGrid(look)) return owns;
   return ownsTriangles(masks(chunk));
+}
+
+bool MaskIndex::mayHoldWater(ChunkCoord chunk) const {
+  bool wet = false;
+  const auto look = [&](const ChunkGrid& g) { wet = g.contains(chunk) && cellHoldsWater(g.load(g.indexOf(chunk))); };
+  if (m_state->readGrid(look)) return wet;
+  return holdsWater(masks(chunk));
 }
 
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {

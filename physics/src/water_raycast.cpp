@@ -39,7 +39,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
     const std::size_t axis = std::size_t(std::min_element(t_next.begin(), t_next.end()) - t_next.begin());
     const double t_end = std::min(t_next[axis], ray.max_t);
     const ChunkCoord c{std::int32_t(cell[0]), std::int32_t(cell[1]), std::int32_t(cell[2])};
-    if (water::mayHoldWater(physics.masks().masks(c))) {
+    if (physics.masks().mayHoldWater(c)) {
       if (Status s = physics.world().readBox(terrain::chunkBox(c), voxels); !s) return s.error();
       bool found = false;
       water::walkWet(segment, water::chunkBlock(c, voxels.data()), t, t_end,

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "vtp/physics/chunk_masks.h"
 #include "vtp/terrain/coords.h"
 #include "vtp/terrain/voxel.h"
 
@@ -28,15 +27,6 @@ struct VoxelBlock {
 /// The block of chunk c's voxels in `voxels` (8^3 of them).
 inline VoxelBlock chunkBlock(terrain::ChunkCoord c, const terrain::Voxel* voxels) {
   return {terrain::chunkOrigin(c), {terrain::kChunkSize, terrain::kChunkSize, terrain::kChunkSize}, voxels};
-}
-
-/// Whether a chunk's masks say it may hold a water voxel (the masks are dilated: it may also only border one).
-inline bool mayHoldWater(const ChunkMasks& m) {
-  if (m.tag == MaskTag::kFullWater) return true;
-  if (m.tag != MaskTag::kMixed) return false;
-  std::uint64_t any = 0;
-  for (const std::uint64_t w : m.water) any |= w;
-  return any != 0;
 }
 
 /// occupancy / 255 for every occupancy, computed at compile time (a division per voxel was the walk's largest cost).

@@ -113,10 +113,19 @@ bool ownsTriangles(const ChunkMasks& m) {
   return false;
 }
 
-// mayOwnTriangles() on every reference entry, its 26 neighbours and a far chunk: the fast path on the grid, outside it,
-// and the hash table's when there is no grid.
+// mayHoldWater() by definition: FULL water, or a MIXED chunk with a water bit.
+bool holdsWater(const ChunkMasks& m) {
+  if (m.tag == MaskTag::kFullWater) return true;
+  if (m.tag != MaskTag::kMixed) return false;
+  for (const std::uint64_t w : m.water)
+    if (w != 0) return true;
+  return false;
+}
+
+// mayOwnTriangles() and mayHoldWater() on every reference entry, its 26 neighbours and a far chunk: the fast path on
+// the grid, outside it, and the hash table's when there is no grid.
 void checkOwners(const MaskIndex& index, const ReferenceIndex& reference, const std::string& what) {
-  int wrong = 0, owners = 0;
+  int wrong = 0, owners = 0, wrong_water = 0, wet = 0;
   for (const auto& [c, m] : reference)
     for (int d = 0; d < 27; ++d) {
       const ChunkCoord n{c.x + d % 3 - 1, c.y + d / 3 % 3 - 1, c.z + d / 9 - 1};
@@ -124,10 +133,16 @@ void checkOwners(const MaskIndex& index, const ReferenceIndex& reference, const 
       const bool want = it != reference.end() && ownsTriangles(it->second);
       owners += want ? 1 : 0;
       wrong += index.mayOwnTriangles(n) != want ? 1 : 0;
+      const bool want_water = it != reference.end() && holdsWater(it->second);
+      wet += want_water ? 1 : 0;
+      wrong_water += index.mayHoldWater(n) != want_water ? 1 : 0;
     }
   CHECK_MESSAGE(wrong == 0, what);
   CHECK_MESSAGE(owners > 0, what);
+  CHECK_MESSAGE(wrong_water == 0, what);
+  CHECK_MESSAGE(wet > 0, what);
   CHECK_MESSAGE(!index.mayOwnTriangles({100000, -100000, 5}), what);
+  CHECK_MESSAGE(!index.mayHoldWater({100000, -100000, 5}), what);
 }
 
 // query() by definition: grow the box by one voxel, take the voxels whose centres lie in it (closed), and per chunk:

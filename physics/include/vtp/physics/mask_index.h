@@ -103,6 +103,9 @@ class MaskIndex {
   /// chunk owns none). A world ray asks it of every chunk it passes before touching the collider cache. Lock-free
   /// while the index keeps its grid, as query() is; a few nanoseconds, against masks()' lock and copy.
   bool mayOwnTriangles(terrain::ChunkCoord chunk) const;
+  /// Whether chunk `chunk` may hold or border water: a FULL_WATER entry, or a MIXED one with a water bit (the masks
+  /// are dilated). A water ray asks it of every chunk it passes before reading voxels. Lock-free as mayOwnTriangles.
+  bool mayHoldWater(terrain::ChunkCoord chunk) const;
 
   MaskIndexStats stats() const;
 
