@@ -7,10 +7,10 @@
 #include <map>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "affected_chunks.h"
+#include "chunk_pointer_map.h"
 #include "vtp/mesher/surface_mesher.h"
 #include "vtp/physics/collider_builder.h"
 
@@ -20,11 +20,8 @@ using terrain::ChunkCoord;
 
 namespace {
 
-constexpr int kShards = 64;
-
-struct ChunkKeyHash {
-  std::size_t operator()(ChunkCoord c) const noexcept { return std::size_t(terrain::chunkHash(c)); }
-};
+constexpr int kShardBits = 6;
+constexpr int kShards = 1 << kShardBits;  // a shard per value of chunkHash's low bits
 
 // Per thread: the mesher, the builder and the box buffers (no allocation after the first build on a thread).
 struct BuildScratch {
@@ -55,7 +52,7 @@ struct ColliderCache::Entry {
 struct ColliderCache::State {
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<ChunkCoord, Entry*, ChunkKeyHash> map;
+    ChunkPointerMap<Entry> map{kShardBits};
     std::uint64_t generation = 0;  // bumped by every invalidation in this shard
   };
   Shard shards[kShards];
@@ -69,7 +66,7 @@ struct ColliderCache::State {
   std::mutex eviction_mutex;
   std::multimap<std::uint64_t, Entry*> lru;
 
-  Shard& shardOf(ChunkCoord c) { return shards[terrain::chunkHash(c) % kShards]; }
+  Shard& shardOf(ChunkCoord c) { return shards[terrain::chunkHash(c) & (kShards - 1)]; }
   // Takes entry e, just removed from its shard's map, off the LRU order (under the eviction mutex).
   void unlist(Entry* e) {
     auto [first, last] = lru.equal_range(e->lru_stamp);
@@ -97,7 +94,7 @@ ColliderCache::ColliderCache(terrain::World& world, ColliderCacheOptions options
 ColliderCache::~ColliderCache() {
   m_subscription.reset();
   for (State::Shard& shard : m_state->shards) {
-    for (auto& [chunk, entry] : shard.map) delete entry;  // precondition: no Pin is alive
+    shard.map.forEach([](ChunkCoord, Entry* entry) { delete entry; });  // precondition: no Pin is alive
   }
 }
 
@@ -116,8 +113,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   std::uint64_t generation;
   {
     std::lock_guard lock(shard.mutex);
-    if (auto it = shard.map.find(chunk); it != shard.map.end() && it->second->serves(use)) {
-      Entry* e = it->second;
+    if (Entry* e = shard.map.find(chunk); e != nullptr && e->serves(use)) {
       e->refs.fetch_add(1, std::memory_order_relaxed);
       e->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       s.hits.fetch_add(1, std::memory_order_relaxed);
@@ -161,9 +157,9 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   // use (use theirs). Checked again at insertion, since either can happen while room is made.
   auto stale_or_theirs = [&]() -> Entry* {
     if (shard.generation != generation) return fresh;
-    if (auto found = shard.map.find(chunk); found != shard.map.end() && found->second->serves(use)) {
-      found->second->refs.fetch_add(1, std::memory_order_relaxed);
-      return found->second;
+    if (Entry* found = shard.map.find(chunk); found != nullptr && found->serves(use)) {
+      found->refs.fetch_add(1, std::memory_order_relaxed);
+      return found;
     }
     return nullptr;
   };
@@ -208,8 +204,8 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   {
     std::lock_guard lock(shard.mutex);
     if (Entry* e = stale_or_theirs()) return serve(e);
-    if (auto found = shard.map.find(chunk); found != shard.map.end()) {  // one without edge flags: not `theirs`
-      older = found->second;
+    if (Entry* found = shard.map.find(chunk); found != nullptr) {  // one without edge flags: not `theirs`
+      older = found;
       older->refs.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -229,10 +225,9 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     bool evicted = false;
     {
       std::lock_guard lock(vs.mutex);
-      auto found = vs.map.find(victim->chunk);
       // Not in the map: an edit is dropping it right now and will take it off this list itself.
-      if (found != vs.map.end() && found->second == victim && victim->refs.load(std::memory_order_acquire) == 1) {
-        vs.map.erase(found);
+      if (vs.map.find(victim->chunk) == victim && victim->refs.load(std::memory_order_acquire) == 1) {
+        vs.map.erase(victim->chunk);
         evicted = true;
       }
     }
@@ -251,23 +246,22 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     if (Entry* e = stale_or_theirs()) return serve(e);
     if (!fits()) return overflow();  // a reader pinned the older collider since
     if (older != nullptr) {  // still in the map: an edit dropping it would have changed the generation
-      auto found = shard.map.find(chunk);
-      assert(found != shard.map.end() && found->second == older);
-      shard.map.erase(found);
+      assert(shard.map.find(chunk) == older);
+      shard.map.erase(chunk);
       s.unlist(older);
       s.entries.fetch_sub(1, std::memory_order_relaxed);
       s.upgrades.fetch_add(1, std::memory_order_relaxed);
       release(older);  // the cache's reference
       drop_older();    // this build's: freed now unless pinned (then fits() did not count its bytes)
     }
-    assert(shard.map.find(chunk) == shard.map.end());
+    assert(shard.map.find(chunk) == nullptr);
     fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
     fresh->counted = true;
     fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     fresh->lru_stamp = fresh->last_use.load(std::memory_order_relaxed);
     s.bytes.fetch_add(fresh->bytes, std::memory_order_relaxed);
     s.entries.fetch_add(1, std::memory_order_relaxed);  // before an edit can see it in the map and count it out
-    shard.map.emplace(chunk, fresh);
+    shard.map.insert(chunk, fresh);
   }
   s.lru.emplace(fresh->lru_stamp, fresh);
   return Pin(this, fresh);
@@ -281,9 +275,9 @@ void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
     State::Shard& shard = s.shardOf(c);
     std::lock_guard lock(shard.mutex);
     ++shard.generation;
-    if (auto it = shard.map.find(c); it != shard.map.end()) {
-      dropped.push_back(it->second);
-      shard.map.erase(it);
+    if (Entry* e = shard.map.find(c); e != nullptr) {
+      dropped.push_back(e);
+      shard.map.erase(c);
     }
   }
   if (dropped.empty()) return;
