@@ -964,7 +964,10 @@ TEST_CASE("MaskIndex query") {
           boxes.push_back(worldBox(lo, hi, voxel_size));
           expecteds.push_back(bruteQuery(reference, boxes.back(), voxel_size));
         }
-        for (const auto& idx : indexes) checkBatches(*idx, boxes, expecteds, phase);
+        for (const auto& idx : indexes) {
+          checkBatches(*idx, boxes, expecteds, phase);
+          checkOwners(*idx, reference, phase);  // FULL_WATER chunks hold water, FULL_SOLID ones own no triangle
+        }
       };
       run("after creation");
       std::mt19937_64 edit_rng(99);

@@ -142,6 +142,14 @@ TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
     CHECK(hit.normal == std::array<double, 3>{0, -1, 0});
     CHECK(!raycastWater(*physics, {{1.5, 10, 2.5}, {0, -1, 0}, 10.5}, hit).value());
   }
+  SUBCASE("a ray starting deep in a lake, in a chunk whose whole 10^3 box is water (FULL_WATER), hits at t = 0") {
+    REQUIRE(world->fillBox(VoxelBox{{-32, -32, -32}, {32, -1, 32}}, kWaterMaterial).ok());
+    WaterHit hit;
+    REQUIRE(raycastWater(*physics, {{4.5, -12.5, 4.5}, {0, 1, 0}, 30}, hit).value());
+    CHECK(hit.t == 0);  // not 4.5, the entry into the next chunk up
+    CHECK(hit.starts_in_water);
+    CHECK(hit.chunk == ChunkCoord{0, -2, 0});
+  }
   SUBCASE("draining the water is seen by the next ray") {
     WaterHit hit;
     REQUIRE(world->clearBox(VoxelBox{{0, -12, 0}, {4, 0, 4}}).ok());
