@@ -40,8 +40,8 @@ void walkChunks(const Ray& ray, double voxel_size, Visit&& visit) {
   // The walk runs along u = direction * 2^-exponent, whose largest component lies in [0.5, 1), with parameter
   // s = t * 2^exponent (the t_ values below are in s): scaling by a power of two is exact, so each equals, bit for
   // bit, the t computed from the direction itself, while no reciprocal overflows for a tiny direction. Components
-  // prepareRay flushes to zero (below 1e-30 of the largest) are zero here too: over the whole segment they move the ray
-  // by far less than the margin `reach` below.
+  // prepareRay flushes to zero (below 1e-30 of the largest) are zero here too, with a few more (up to 2e-30 of it):
+  // over the whole segment they move the ray by far less than the margin `reach` below.
   int exponent = 0;
   const double d_max = std::max({std::abs(ray.direction[0]), std::abs(ray.direction[1]), std::abs(ray.direction[2])});
   std::frexp(d_max, &exponent);

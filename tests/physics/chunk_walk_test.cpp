@@ -183,6 +183,23 @@ TEST_CASE("Chunk walk: a ray whose first boundary rounds behind its origin visit
   CHECK(walk(ray, voxel_size).size() == 20);
 }
 
+TEST_CASE("Chunk walk: a subnormal direction component counts as zero, as prepareRay flushes it") {
+  // Along x, on the grown bounds of the chunks at y = -1 and 0 (z = -1 and 0 hold z = 0.5): 16 chunks. Unflushed, the
+  // y reciprocal overflows and the slab test of the y = 0 row gives NaN, dropping half of them.
+  Ray ray;
+  ray.origin = {-1, -1, 0.5};
+  ray.direction = {1, 1e-320, 0};
+  ray.max_t = 20;
+  CHECK(check(ray, 1.0) == 0);
+  std::map<std::array<int, 3>, double> want;
+  for (int x = -1; x <= 2; ++x)
+    for (int y = -1; y <= 0; ++y)
+      for (int z = -1; z <= 0; ++z) want[{x, y, z}] = std::max(0.0, 8.0 * x - 1 - ray.origin[0]);
+  std::map<std::array<int, 3>, double> got;
+  for (const Visit& v : walk(ray, 1.0)) got[{v.chunk.x, v.chunk.y, v.chunk.z}] = v.entry;
+  CHECK(got == want);
+}
+
 TEST_CASE("Chunk walk: stops when the visitor says so") {
   Ray ray;
   ray.origin = {-3.5, 2.25, -100.75};
