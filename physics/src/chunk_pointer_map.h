@@ -1,8 +1,9 @@
 #pragma once
 // A map from chunk keys to pointers for the collider cache's shards: open addressing with linear probing and
-// backward-shift deletion over 24-byte slots (key and pointer side by side), so a lookup reads one slot line and
-// divides nothing. Not thread-safe (each shard's mutex guards its map).
+// backward-shift deletion over 24-byte slots (key and pointer side by side), so a lookup reads a few consecutive
+// slots (mostly one cache line) and divides nothing. Not thread-safe (each shard's mutex guards its map).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,6 +51,14 @@ class ChunkPointerMap {
     --m_size;
   }
   std::size_t size() const { return m_size; }
+  /// The farthest any entry lies from its home slot, in slots: the longest probe a lookup of a present key makes.
+  std::size_t maxDisplacement() const {
+    std::size_t most = 0;
+    for (std::size_t i = 0; i < m_slots.size(); ++i) {
+      if (m_slots[i].value != nullptr) most = std::max(most, (i - home(m_slots[i].key)) & mask());
+    }
+    return most;
+  }
   /// Calls fn(key, value) for every entry.
   template <class Fn>
   void forEach(Fn&& fn) const {
