@@ -3,9 +3,11 @@
 // CSV row per surface chunk and a self-contained HTML report.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "chunk_report.h"
 #include "cli.h"
@@ -22,6 +24,7 @@ int toolMain(int argc, char** argv) {
   using namespace vtp::tools;
   CLI::App app{"Offline profiler: measures what a saved world's collision data costs.", kToolName};
   std::string world_path, json_path = "-", csv_path, html_path, box_text;
+  std::vector<std::string> sections;
   std::uint64_t seed = 1;
   app.add_option("WORLD", world_path, "World file (.vtw)")->required();
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
@@ -33,7 +36,18 @@ int toolMain(int argc, char** argv) {
   app.add_option("--seed", seed,
                  "Seed for the order boxes are measured in, the white-noise mesher box and the masks' bodies and edits")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--sections", sections,
+                 "Measure only these sections, comma-separated (default: all): terrain, mesh, masks, colliders (with "
+                 "ratios, mismatches and cache)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders"}));
   if (auto code = parseArgs(app, argc, argv)) return *code;
+  const auto wanted = [&](const char* section) {
+    return sections.empty() || std::find(sections.begin(), sections.end(), section) != sections.end();
+  };
+  if ((!csv_path.empty() || !html_path.empty()) && !wanted("colliders")) {
+    return fail(kToolName, "--csv and --html need the colliders section (--sections colliders)", kExitUsage);
+  }
   std::optional<vtp::terrain::VoxelBox> box;
   if (!box_text.empty()) {
     auto parsed = parseBox(box_text);
@@ -41,18 +55,24 @@ int toolMain(int argc, char** argv) {
     box = *parsed;
   }
 
-  auto terrain = benchTerrain(world_path, seed);
-  if (!terrain) return fail(kToolName, terrain.error());
-  auto mesh = benchMesh(world_path, seed);
-  if (!mesh) return fail(kToolName, mesh.error());
-  auto masks = benchMasks(world_path, seed);
-  if (!masks) return fail(kToolName, masks.error());
   nlohmann::json report;
   report["machine"] = machineInfo();
   report["build"] = buildInfo();
-  report["terrain"] = terrain.value();
-  report["mesh"] = mesh.value();
-  report["masks"] = masks.value();
+  if (wanted("terrain")) {
+    auto terrain = benchTerrain(world_path, seed);
+    if (!terrain) return fail(kToolName, terrain.error());
+    report["terrain"] = terrain.value();
+  }
+  if (wanted("mesh")) {
+    auto mesh = benchMesh(world_path, seed);
+    if (!mesh) return fail(kToolName, mesh.error());
+    report["mesh"] = mesh.value();
+  }
+  if (wanted("masks")) {
+    auto masks = benchMasks(world_path, seed);
+    if (!masks) return fail(kToolName, masks.error());
+    report["masks"] = masks.value();
+  }
   // A progress bar on stderr when it is a terminal.
   Progress progress;
   if (isatty(STDERR_FILENO)) {
@@ -64,8 +84,12 @@ int toolMain(int argc, char** argv) {
     };
   }
   std::vector<ChunkRow> rows;
-  if (vtp::Status s = benchColliders(world_path, seed, box, report, rows, progress); !s) return fail(kToolName, s.error());
-  if (progress) std::fprintf(stderr, "\n");
+  if (wanted("colliders")) {
+    if (vtp::Status s = benchColliders(world_path, seed, box, report, rows, progress); !s) {
+      return fail(kToolName, s.error());
+    }
+    if (progress) std::fprintf(stderr, "\n");
+  }
   if (!csv_path.empty()) {
     if (vtp::Status s = writeChunkCsv(rows, csv_path); !s) return fail(kToolName, s.error());
   }
