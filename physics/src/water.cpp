@@ -3,7 +3,9 @@
 // the lengths it spends in water (water_voxels.h) are exact, so the only approximation is the 2D quadrature, whose
 // integrand is continuous with kinks where a chord's end crosses the water surface (error O(h^2) for sample spacing
 // h). Chords run along one of the body's own axes, so the cross-section is an exact domain (no partly covered samples
-// at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step).
+// at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step). Where
+// the water around a body is a level pool (water_voxels.h: a lake's surface over its bed), most chords' wet parts come
+// from the surface and the bed's height alone, without the walk, and equal the walk's.
 #include "vtp/physics/water.h"
 
 #include <algorithm>
@@ -362,20 +364,18 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   // Per chord, the wet part's measure and first moment in s: sums of (s1 - s0) and (s1^2 - s0^2) / 2.
   double wet = 0;
   V3 moment{};
+  // A level pool (a body floating in a lake, or lying on its bed) gives most chords' wet part from its surface alone.
   const auto integrate = [&](const water::VoxelBlock& block) {
+    thread_local water::LevelPool pool;
+    const water::LevelPool* level = water::findLevelPool(block, pool) ? &pool : nullptr;
     for (const Chord& c : chords) {
       double t0 = 0, t1 = 1;
       if (!water::clipToBlock(c.segment, block, t0, t1)) continue;
-      double s0 = 0, s1 = 0;
-      water::walkWet(c.segment, block, t0, t1, [&](double w0, double w1, int, int, int, water::WetStart, int) {
-        s0 += w1 - w0;
-        s1 += 0.5 * (w1 * w1 - w0 * w0);
-        return true;
-      });
-      if (s0 == 0) continue;
+      const water::WetMoments m = water::wetMoments(c.segment, block, t0, t1, level);
+      if (m.length == 0) continue;
       const double mass = c.weight * c.length;  // world units^3 per unit of s
-      wet += mass * s0;
-      for (std::size_t a = 0; a < 3; ++a) moment[a] += mass * (c.segment.a[a] * s0 + c.segment.d[a] * s1);
+      wet += mass * m.length;
+      for (std::size_t a = 0; a < 3; ++a) moment[a] += mass * (c.segment.a[a] * m.length + c.segment.d[a] * m.first);
     }
   };
   if (small) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "vtp/terrain/coords.h"
 #include "vtp/terrain/voxel.h"
@@ -129,6 +130,126 @@ void walkWet(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1, W
     start = WetStart::kFace;
     entered = axis;
   }
+}
+
+/// The wet measure of a segment over [t0, t1]: the sums over its wet intervals [w0, w1] of w1 - w0 and of
+/// (w1^2 - w0^2) / 2 (the first moment in t). [Unit: t]
+struct WetMoments {
+  double length = 0, first = 0;
+  void add(double w0, double w1) {
+    length += w1 - w0;
+    first += 0.5 * (w1 * w1 - w0 * w0);
+  }
+};
+
+/// A block whose water is a level pool: in every column (x, z), from the bottom up, dry voxels (rock, air), then full
+/// water, then at most one partly filled water voxel, then dry voxels, and every column with water has the same
+/// surface. In a column, every point below the surface and at or above the column's floor (its first water voxel; the
+/// block's top for a column without water) is then wet, and every point above the surface is dry. [Unit: voxel,
+/// block-relative y]
+struct LevelPool {
+  double surface = 0;
+  std::vector<std::int32_t> floors;  ///< Per column, x + size[0] * z.
+  std::int32_t lowest = 0, highest = 0;  ///< The lowest and the highest floor of all columns.
+};
+
+/// Makes `pool` the block's level pool and returns true, if its water is one (false otherwise, or when it holds no
+/// water).
+inline bool findLevelPool(const VoxelBlock& b, LevelPool& pool) {
+  const int nx = b.size[0], ny = b.size[1], nz = b.size[2];
+  pool.floors.resize(std::size_t(nx) * std::size_t(nz));
+  pool.lowest = ny, pool.highest = 0;
+  bool any = false;
+  for (int z = 0; z < nz; ++z)
+    for (int x = 0; x < nx; ++x) {
+      const terrain::Voxel* column = b.voxels + x + std::size_t(nx) * std::size_t(ny) * std::size_t(z);
+      const auto fill = [&](int y) { return fillOf(column[std::size_t(nx) * std::size_t(y)]); };
+      int y = 0;
+      while (y < ny && fill(y) == 0) ++y;
+      pool.floors[std::size_t(x + nx * z)] = y;
+      pool.lowest = std::min(pool.lowest, y), pool.highest = std::max(pool.highest, y);
+      if (y == ny) continue;  // no water in this column
+      while (y < ny && fill(y) == 1) ++y;
+      double surface = y;
+      if (y < ny && fill(y) > 0) surface += fill(y++);
+      for (; y < ny; ++y) {
+        if (fill(y) != 0) return false;
+      }
+      if (any && surface != pool.surface) return false;
+      pool.surface = surface;
+      any = true;
+    }
+  return any;
+}
+
+/// The wet measure of the segment over [t0, t1] (inside the block, as clipToBlock gives), by walkWet; with a level
+/// pool (findLevelPool of the same block), from the surface and the floor alone where the segment's part below the
+/// surface stays above the floors of the columns it crosses, or those columns share one floor (the chords of a body
+/// floating in a lake, or lying on a level bed), by walkWet elsewhere.
+inline WetMoments wetMoments(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1,
+                             const LevelPool* pool) {
+  WetMoments m;
+  if (pool != nullptr) {
+    // Block-relative, as walkWet works: the part below the surface ends where walkWet puts a partly filled voxel's
+    // level, (level - a) / d.
+    double a[3], d[3];
+    const std::int32_t origin[3] = {b.origin.x, b.origin.y, b.origin.z};
+    for (std::size_t axis = 0; axis < 3; ++axis) a[axis] = s.a[axis] - double(origin[axis]), d[axis] = s.d[axis];
+    double w0 = t0, w1 = t1;
+    if (d[1] == 0) {
+      // Level on the surface: wet in a partly filled voxel, dry above a full one (a face belongs to the voxel above).
+      if (a[1] > pool->surface || (a[1] == pool->surface && pool->surface == std::floor(pool->surface))) return m;
+    } else {
+      const double t_level = (pool->surface - a[1]) * s.inv[1];
+      if (d[1] > 0) {
+        w1 = std::min(w1, t_level);
+      } else {
+        w0 = std::max(w0, t_level);
+      }
+    }
+    if (!(w0 < w1)) return m;
+    // The lowest and highest floor of the columns that part crosses: the block's, unless they differ and the part
+    // goes below the highest (then only its columns, clamped to the block: the part lies inside it).
+    const double bottom = std::min(a[1] + w0 * d[1], a[1] + w1 * d[1]);
+    std::int32_t lowest = pool->lowest, highest = pool->highest;
+    if (lowest != highest && bottom < double(highest)) {
+      int lo[2], hi[2];
+      for (int k = 0; k < 2; ++k) {
+        const std::size_t axis = k == 0 ? 0 : 2;
+        const double p0 = a[axis] + w0 * d[axis], p1 = a[axis] + w1 * d[axis];
+        const int last = b.size[axis] - 1;
+        lo[k] = std::clamp(int(std::floor(std::min(p0, p1))), 0, last);
+        hi[k] = std::clamp(int(std::floor(std::max(p0, p1))), 0, last);
+      }
+      lowest = b.size[1], highest = 0;
+      for (int z = lo[1]; z <= hi[1]; ++z)
+        for (int x = lo[0]; x <= hi[0]; ++x) {
+          const std::int32_t f = pool->floors[std::size_t(x + b.size[0] * z)];
+          lowest = std::min(lowest, f), highest = std::max(highest, f);
+        }
+    }
+    const bool above_floors = bottom >= double(highest);
+    if (above_floors || lowest == highest) {
+      // Wet from the floor (one for all these columns) to the surface: the part above the floor, as walkWet finds a
+      // voxel face, (floor - a) / d.
+      if (!above_floors) {
+        if (d[1] == 0) return m;  // level, below the floor
+        const double t_floor = (double(highest) - a[1]) * s.inv[1];
+        if (d[1] > 0) {
+          w0 = std::max(w0, t_floor);
+        } else {
+          w1 = std::min(w1, t_floor);
+        }
+      }
+      if (w0 < w1) m.add(w0, w1);
+      return m;
+    }
+  }
+  walkWet(s, b, t0, t1, [&](double w0, double w1, int, int, int, WetStart, int) {
+    m.add(w0, w1);
+    return true;
+  });
+  return m;
 }
 
 }  // namespace vtp::physics::water
