@@ -112,35 +112,69 @@ std::vector<LocalChord> layChords(const Entry& e, std::size_t k) {
   return chords;
 }
 
-// The hulls this thread met last, by last use.
+// A hull's key: the bytes of its points and of the voxel size, hashed 8 at a time (multiply and fold).
+std::uint64_t keyOf(std::span<const std::array<float, 3>> points, double voxel_size) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ points.size();
+  auto mix = [&h](std::uint64_t word) {
+    h = (h ^ word) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  };
+  const auto* bytes = reinterpret_cast<const unsigned char*>(points.data());
+  std::size_t n = points.size_bytes(), i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    mix(word);
+  }
+  if (i < n) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes + i, n - i);
+    mix(word);
+  }
+  std::uint64_t size_bits;
+  std::memcpy(&size_bits, &voxel_size, 8);
+  mix(size_bits);
+  return h;
+}
+
+// The hulls this thread met last, by last use. A key per entry side by side, so a lookup reads a few lines, not the
+// entries.
 struct Cache {
   std::vector<Entry> entries;
+  std::vector<std::uint64_t> keys;  // keys[i] is entries[i]'s
   std::uint64_t clock = 0;
 
   // The entry of these points at this voxel size, described on a miss (in a new slot, or the least recently used).
   Entry& find(std::span<const std::array<float, 3>> points, double voxel_size) {
     ++clock;
-    for (Entry& e : entries) {
+    const std::uint64_t key = keyOf(points, voxel_size);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] != key) continue;
+      Entry& e = entries[i];
       if (e.voxel_size == voxel_size && e.points.size() == points.size() &&
           std::memcmp(e.points.data(), points.data(), points.size_bytes()) == 0) {
         e.last_use = clock;
         return e;
       }
     }
-    Entry* e = nullptr;
+    std::size_t slot = entries.size();
     if (entries.size() < kHullCacheEntries) {
       entries.reserve(kHullCacheEntries);  // entries never move
-      e = &entries.emplace_back();
+      entries.emplace_back();
+      keys.push_back(key);
     } else {
-      e = &*std::min_element(entries.begin(), entries.end(),
-                             [](const Entry& x, const Entry& y) { return x.last_use < y.last_use; });
-      *e = Entry{};
+      slot = std::size_t(std::min_element(entries.begin(), entries.end(),
+                                          [](const Entry& x, const Entry& y) { return x.last_use < y.last_use; }) -
+                         entries.begin());
+      entries[slot] = Entry{};
+      keys[slot] = key;
     }
-    e->points.assign(points.begin(), points.end());
-    e->voxel_size = voxel_size;
-    e->last_use = clock;
-    describe(*e);
-    return *e;
+    Entry& e = entries[slot];
+    e.points.assign(points.begin(), points.end());
+    e.voxel_size = voxel_size;
+    e.last_use = clock;
+    describe(e);
+    return e;
   }
 
   // Drops the chords of the least recently used other hulls while all chords take more than kHullCacheBytes.

@@ -35,8 +35,9 @@ inline int samplesFor(double extent, double voxel_size, int base) {
   return std::clamp(int(std::ceil(2.0 * extent / voxel_size)), base, 128);
 }
 
-/// Hulls (with their chords) each thread keeps, and the most bytes of chords it keeps beyond the hull in use.
-inline constexpr std::size_t kHullCacheEntries = 16;
+/// Hulls (with their chords) each thread keeps, and the most bytes of chords it keeps beyond the hull in use. A server
+/// whose bodies each have a hull of their own asks for every wet one each step: vtp-sim's scene has about 35.
+inline constexpr std::size_t kHullCacheEntries = 256;
 inline constexpr std::size_t kHullCacheBytes = std::size_t(2) << 20;
 
 /// The chords of the hull of `points` along its local axis `axis` (0, 1 or 2): samplesFor(side, voxel_size, 16) per
