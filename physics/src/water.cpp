@@ -133,11 +133,17 @@ void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double vox
   const V3 e{w[2], 0, -w[0]};
   const int n_y = samplesFor(2 * hh, voxel_size, 8), n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
   const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
+  std::array<double, 128> sin_phi, cos_phi;  // one sincos per angle, not per chord (samplesFor gives at most 128)
+  for (int j = 0; j < n_phi; ++j) {
+    const double phi = -0.5 * kPi + (j + 0.5) * d_phi;
+    sin_phi[std::size_t(j)] = std::sin(phi), cos_phi[std::size_t(j)] = std::cos(phi);
+  }
   for (int i = 0; i < n_y; ++i) {
     const double y = -hh + (i + 0.5) * d_y;
     for (int j = 0; j < n_phi; ++j) {
-      const double phi = -0.5 * kPi + (j + 0.5) * d_phi, half = r * std::cos(phi);
-      layout.add(axpy(axpy(V3{0, y, 0}, r * std::sin(phi), e), -half, w), w, 2 * half, d_y * half * d_phi);
+      const double half = r * cos_phi[std::size_t(j)];
+      layout.add(axpy(axpy(V3{0, y, 0}, r * sin_phi[std::size_t(j)], e), -half, w), w, 2 * half,
+                 d_y * half * d_phi);
     }
   }
 }
@@ -212,11 +218,15 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
         const int n_rho = samplesFor(2 * r, voxel_size, 12);
         const int n_theta = std::min(256, samplesFor(kPi * r, voxel_size, 16));
         const double weight = kPi * r * r / (n_rho * n_theta);
+        std::array<double, 256> cos_theta, sin_theta;  // one sincos per angle, not per chord
+        for (int j = 0; j < n_theta; ++j) {
+          const double theta = (j + 0.5) * 2 * kPi / n_theta;
+          cos_theta[std::size_t(j)] = std::cos(theta), sin_theta[std::size_t(j)] = std::sin(theta);
+        }
         for (int i = 0; i < n_rho; ++i) {
           const double rho = r * std::sqrt((i + 0.5) / n_rho);
           for (int j = 0; j < n_theta; ++j) {
-            const double theta = (j + 0.5) * 2 * kPi / n_theta;
-            layout.add({rho * std::cos(theta), -hh, rho * std::sin(theta)}, y, 2 * hh, weight);
+            layout.add({rho * cos_theta[std::size_t(j)], -hh, rho * sin_theta[std::size_t(j)]}, y, 2 * hh, weight);
           }
         }
       } else {
