@@ -3,6 +3,8 @@
 // (water_raycast.cpp): a water voxel of occupancy o holds water in the lower o/255 of its cell. walkWet follows a
 // segment through a block of voxels (a chunk, or the box around a body) with a 3D DDA (Amanatides and Woo, "A Fast
 // Voxel Traversal Algorithm for Ray Tracing", 1987) and reports, in order of t, the intervals of t spent in water.
+// wetMoments sums them, and where the block's water is a level pool (findLevelPool) takes most segments' sums from
+// the surface and the bed's height instead.
 
 #include <algorithm>
 #include <array>
