@@ -9,7 +9,9 @@
 #include "vtp/physics/water.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -102,6 +104,38 @@ V3 axpy(const V3& p, double s, const V3& v) { return {p[0] + s * v[0], p[1] + s 
 // laid along whichever of its parametrisations has chords within 45 degrees of vertical (a box's steepest axis).
 constexpr double kSteep = 0.70710678118654752;
 
+// sin and cos of first + (i + 0.5) * step for i < n. The chords of a world's shapes ask for a few such tables (the
+// angles depend on a shape's size only through n), so each thread keeps the 16 it used last and lays chords without a
+// sincos. A table stays valid until 16 others have been asked for since its last use (a ball holds two at once).
+struct AngleTable {
+  double first = 0, step = 0;
+  int n = 0;
+  std::uint64_t last_use = 0;
+  std::vector<double> sin, cos;
+};
+const AngleTable& angles(double first, double step, int n) {
+  thread_local std::array<AngleTable, 16> kept;
+  thread_local std::uint64_t clock = 0;
+  ++clock;
+  for (AngleTable& t : kept) {
+    if (t.n == n && t.first == first && t.step == step) {
+      t.last_use = clock;
+      return t;
+    }
+  }
+  AngleTable& t = *std::min_element(kept.begin(), kept.end(),
+                                    [](const AngleTable& a, const AngleTable& b) { return a.last_use < b.last_use; });
+  t.last_use = clock;
+  t.first = first, t.step = step, t.n = n;
+  t.sin.resize(std::size_t(n));
+  t.cos.resize(std::size_t(n));
+  for (int i = 0; i < n; ++i) {
+    const double angle = first + (i + 0.5) * step;
+    t.sin[std::size_t(i)] = std::sin(angle), t.cos[std::size_t(i)] = std::cos(angle);
+  }
+  return t;
+}
+
 // Chords of a ball of radius r about `centre` along `w`, over the polar angles [theta0, theta0 + span) of the plane
 // (u, v), each lengthened by `extra` at both ends (a capsule's cylinder). rho = r sin(phi) removes the square-root
 // edge of the ball, so the midpoint rule converges.
@@ -111,16 +145,13 @@ void layBall(ChordLayout& layout, const V3& centre, double r, double extra, cons
   const int n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
   const int n_theta = std::min(256, samplesFor(span / 2 * r, voxel_size, std::max(4, int(span / kPi * 4))));
   const double d_phi = 0.5 * kPi / n_phi, d_theta = span / n_theta;
-  std::array<double, 256> cos_theta, sin_theta;  // one sincos per angle, not per chord
-  for (int j = 0; j < n_theta; ++j) {
-    const double theta = theta0 + (j + 0.5) * d_theta;
-    cos_theta[std::size_t(j)] = std::cos(theta), sin_theta[std::size_t(j)] = std::sin(theta);
-  }
+  const AngleTable& phi = angles(0, d_phi, n_phi);
+  const AngleTable& theta = angles(theta0, d_theta, n_theta);
   for (int i = 0; i < n_phi; ++i) {
-    const double phi = (i + 0.5) * d_phi, s = std::sin(phi), c = std::cos(phi);
+    const double s = phi.sin[std::size_t(i)], c = phi.cos[std::size_t(i)];
     const double half = extra + r * c, weight = r * r * s * c * d_phi * d_theta;
     for (int j = 0; j < n_theta; ++j) {
-      const V3 p = axpy(axpy(centre, r * s * cos_theta[std::size_t(j)], u), r * s * sin_theta[std::size_t(j)], v);
+      const V3 p = axpy(axpy(centre, r * s * theta.cos[std::size_t(j)], u), r * s * theta.sin[std::size_t(j)], v);
       layout.add(axpy(p, -half, w), w, 2 * half, weight);
     }
   }
@@ -133,16 +164,12 @@ void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double vox
   const V3 e{w[2], 0, -w[0]};
   const int n_y = samplesFor(2 * hh, voxel_size, 8), n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
   const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
-  std::array<double, 128> sin_phi, cos_phi;  // one sincos per angle, not per chord (samplesFor gives at most 128)
-  for (int j = 0; j < n_phi; ++j) {
-    const double phi = -0.5 * kPi + (j + 0.5) * d_phi;
-    sin_phi[std::size_t(j)] = std::sin(phi), cos_phi[std::size_t(j)] = std::cos(phi);
-  }
+  const AngleTable& phi = angles(-0.5 * kPi, d_phi, n_phi);
   for (int i = 0; i < n_y; ++i) {
     const double y = -hh + (i + 0.5) * d_y;
     for (int j = 0; j < n_phi; ++j) {
-      const double half = r * cos_phi[std::size_t(j)];
-      layout.add(axpy(axpy(V3{0, y, 0}, r * sin_phi[std::size_t(j)], e), -half, w), w, 2 * half,
+      const double half = r * phi.cos[std::size_t(j)];
+      layout.add(axpy(axpy(V3{0, y, 0}, r * phi.sin[std::size_t(j)], e), -half, w), w, 2 * half,
                  d_y * half * d_phi);
     }
   }
