@@ -138,6 +138,7 @@ void walkWet(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1, W
 /// (w1^2 - w0^2) / 2 (the first moment in t). [Unit: t]
 struct WetMoments {
   double length = 0, first = 0;
+  bool walked = false;  ///< Whether walkWet gave them (wetMoments), rather than a level pool's surface and floor.
   void add(double w0, double w1) {
     length += w1 - w0;
     first += 0.5 * (w1 * w1 - w0 * w0);
@@ -185,29 +186,26 @@ inline bool findLevelPool(const VoxelBlock& b, LevelPool& pool) {
 }
 
 /// The wet measure of the segment over [t0, t1] (inside the block, as clipToBlock gives), by walkWet; with a level
-/// pool (findLevelPool of the same block), from the surface and the floor alone where the segment's part below the
-/// surface stays above the floors of the columns it crosses, or those columns share one floor (the chords of a body
-/// floating in a lake, or lying on a level bed), by walkWet elsewhere.
+/// pool (findLevelPool of the same block), for a steep segment (the chords of water.cpp are), from the surface and the
+/// floor alone where its part below the surface stays above the floors of the columns it crosses, or those columns
+/// share one floor (a body floating in a lake, or lying on a level bed), by walkWet elsewhere. A level or nearly level
+/// segment is always walked: where it crosses the surface or a floor is where rounding decides.
 inline WetMoments wetMoments(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1,
                              const LevelPool* pool) {
   WetMoments m;
-  if (pool != nullptr) {
+  const bool steep = std::abs(s.d[1]) >= 1e-3 * (std::abs(s.d[0]) + std::abs(s.d[2]));
+  if (pool != nullptr && steep && s.d[1] != 0 && std::isfinite(s.inv[1])) {
     // Block-relative, as walkWet works: the part below the surface ends where walkWet puts a partly filled voxel's
     // level, (level - a) / d.
     double a[3], d[3];
     const std::int32_t origin[3] = {b.origin.x, b.origin.y, b.origin.z};
     for (std::size_t axis = 0; axis < 3; ++axis) a[axis] = s.a[axis] - double(origin[axis]), d[axis] = s.d[axis];
     double w0 = t0, w1 = t1;
-    if (d[1] == 0) {
-      // Level on the surface: wet in a partly filled voxel, dry above a full one (a face belongs to the voxel above).
-      if (a[1] > pool->surface || (a[1] == pool->surface && pool->surface == std::floor(pool->surface))) return m;
+    const double t_level = (pool->surface - a[1]) * s.inv[1];
+    if (d[1] > 0) {
+      w1 = std::min(w1, t_level);
     } else {
-      const double t_level = (pool->surface - a[1]) * s.inv[1];
-      if (d[1] > 0) {
-        w1 = std::min(w1, t_level);
-      } else {
-        w0 = std::max(w0, t_level);
-      }
+      w0 = std::max(w0, t_level);
     }
     if (!(w0 < w1)) return m;
     // The lowest and highest floor of the columns that part crosses: the block's, unless they differ and the part
@@ -235,7 +233,6 @@ inline WetMoments wetMoments(const VoxelSegment& s, const VoxelBlock& b, double 
       // Wet from the floor (one for all these columns) to the surface: the part above the floor, as walkWet finds a
       // voxel face, (floor - a) / d.
       if (!above_floors) {
-        if (d[1] == 0) return m;  // level, below the floor
         const double t_floor = (double(highest) - a[1]) * s.inv[1];
         if (d[1] > 0) {
           w0 = std::max(w0, t_floor);
@@ -247,6 +244,7 @@ inline WetMoments wetMoments(const VoxelSegment& s, const VoxelBlock& b, double 
       return m;
     }
   }
+  m.walked = true;
   walkWet(s, b, t0, t1, [&](double w0, double w1, int, int, int, WetStart, int) {
     m.add(w0, w1);
     return true;

@@ -15,8 +15,8 @@ using namespace vtp::physics::water;
 
 namespace {
 
-constexpr Voxel kAir{};
-constexpr Voxel kRock{2, 200};
+constexpr Voxel kAirVoxel{};
+constexpr Voxel kRockVoxel{2, 200};
 
 // The definition, column by column: dry voxels, full water, at most one partly filled voxel, dry voxels; every column
 // with water ending at the same surface; some water somewhere.
@@ -59,7 +59,7 @@ RandomBlock randomPool(std::mt19937_64& rng) {
   const std::array<int, 3> size{pick(1, 7), pick(1, 9), pick(1, 7)};
   r.block.origin = {pick(-20, 20), pick(-20, 20), pick(-20, 20)};
   r.block.size = size;
-  r.voxels.assign(std::size_t(size[0] * size[1] * size[2]), kAir);
+  r.voxels.assign(std::size_t(size[0] * size[1] * size[2]), kAirVoxel);
   const int k = pick(0, size[1] - 1);
   const std::uint8_t top = std::uint8_t(pick(0, 3) == 0 ? 255 : pick(1, 255));
   const bool level_bed = pick(0, 2) == 0;
@@ -69,14 +69,14 @@ RandomBlock randomPool(std::mt19937_64& rng) {
       const bool dry = pick(0, 9) == 0;
       const int bed = level_bed ? shared_bed : pick(0, k);
       for (int y = 0; y < size[1]; ++y) {
-        Voxel v = pick(0, 1) == 0 ? kAir : kRock;
+        Voxel v = pick(0, 1) == 0 ? kAirVoxel : kRockVoxel;
         if (!dry && y >= bed && y < k) v = {kWaterMaterial, 255};
         if (!dry && y == k) v = {kWaterMaterial, top};
         r.voxels[std::size_t(x + size[0] * (y + size[1] * z))] = v;
       }
     }
   if (pick(0, 3) == 0) {
-    const Voxel choices[] = {kAir, kRock, {kWaterMaterial, 255}, {kWaterMaterial, std::uint8_t(pick(1, 254))}};
+    const Voxel choices[] = {kAirVoxel, kRockVoxel, {kWaterMaterial, 255}, {kWaterMaterial, std::uint8_t(pick(1, 254))}};
     r.voxels[std::size_t(pick(0, int(r.voxels.size()) - 1))] = choices[pick(0, 3)];
   }
   r.block.voxels = r.voxels.data();
@@ -88,7 +88,8 @@ RandomBlock randomPool(std::mt19937_64& rng) {
 TEST_CASE("Level pools: found exactly when the block's water is one, and their chords' wet parts equal the walk's") {
   std::mt19937_64 rng(0x900d'b00c);
   auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-  int pools = 0, not_pools = 0, segments = 0, wet = 0, wrong_pool = 0, wrong_surface = 0, wrong_moments = 0;
+  int pools = 0, not_pools = 0, segments = 0, wet = 0, shortcut = 0, wrong_pool = 0, wrong_surface = 0,
+      wrong_moments = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const RandomBlock r = randomPool(rng);
     const VoxelBlock& b = r.block;
@@ -125,6 +126,8 @@ TEST_CASE("Level pools: found exactly when the block's water is one, and their c
       const WetMoments walked = wetMoments(s, b, t0, t1, nullptr);
       const WetMoments pooled = wetMoments(s, b, t0, t1, &pool);
       wet += walked.length > 0 ? 1 : 0;
+      shortcut += pooled.walked ? 0 : 1;
+      wrong_moments += walked.walked ? 0 : 1;  // without a pool, always the walk
       if (std::abs(walked.length - pooled.length) > 1e-12 || std::abs(walked.first - pooled.first) > 1e-12) {
         ++wrong_moments;
         if (wrong_moments <= 5) {
@@ -142,4 +145,25 @@ TEST_CASE("Level pools: found exactly when the block's water is one, and their c
   CHECK(not_pools > 300);
   CHECK(segments > 30000);
   CHECK(wet > 10000);
+  CHECK(shortcut > segments / 3);  // the pool answers most steep segments by itself
+}
+
+TEST_CASE("Level pools: one column, voxel by voxel") {
+  const Voxel full{kWaterMaterial, 255}, part{kWaterMaterial, 51}, part2{kWaterMaterial, 102};
+  auto pool = [](std::vector<Voxel> column, LevelPool& out) {
+    const VoxelBlock b{{-3, -7, 5}, {1, int(column.size()), 1}, column.data()};
+    return findLevelPool(b, out);
+  };
+  LevelPool p;
+  CHECK(pool({kRockVoxel, kAirVoxel, full, full, part, kAirVoxel}, p));
+  CHECK(p.surface == 4 + 51 / 255.0);
+  CHECK(p.floors == std::vector<std::int32_t>{2});
+  CHECK(pool({full, full}, p));
+  CHECK(p.surface == 2);
+  CHECK(pool({kRockVoxel, part, kRockVoxel}, p));
+  CHECK(p.surface == 1 + 51 / 255.0);
+  CHECK(!pool({full, part, part2, kAirVoxel}, p));  // two partly filled voxels stacked
+  CHECK(!pool({full, kAirVoxel, full}, p));         // water above a dry voxel
+  CHECK(!pool({part, full}, p));               // full water over a partly filled voxel
+  CHECK(!pool({kRockVoxel, kAirVoxel}, p));              // no water
 }
