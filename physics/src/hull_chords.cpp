@@ -160,6 +160,7 @@ struct Cache {
     std::size_t slot = entries.size();
     if (entries.size() < kHullCacheEntries) {
       entries.reserve(kHullCacheEntries);  // entries never move
+      keys.reserve(kHullCacheEntries);     // neither push below allocates: keys and entries stay in step
       entries.emplace_back();
       keys.push_back(key);
     } else {

@@ -303,8 +303,8 @@ TEST_CASE("submerged volume: whole, dry, occupancy-weighted, not in rock") {
     const Submersion first = check(*w.physics, shape, half_in, 0.5);
     for (int round = 0; round < 2; ++round) {
       // More boxes than a thread keeps, in one buffer; the first few checked thoroughly.
-      for (int size = 1; size <= int(vtp::physics::water::kHullCacheEntries) + 4; ++size) {
-        const float half_x = size <= 20 ? 0.25f * float(size) : 0.5f + 0.001f * float(size);
+      for (int size = 1; size <= int(vtp::physics::water::kHullCacheEntries) + 64; ++size) {
+        const float half_x = size <= 20 ? 0.25f * float(size) : 0.5f + 0.0005f * float(size);  // all distinct
         for (auto& p : points) p = {std::copysign(half_x, p[0]), p[1], p[2]};
         if (size > 20) {
           (void)submerged(*w.physics, shape, {{2, -6, 3}, rotation({0, 1, 1}, 0.7)}).value();
