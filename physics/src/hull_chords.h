@@ -36,7 +36,9 @@ inline int samplesFor(double extent, double voxel_size, int base) {
 }
 
 /// Hulls (with their chords) each thread keeps, and the most bytes of chords it keeps beyond the hull in use. A server
-/// whose bodies each have a hull of their own asks for every wet one each step: vtp-sim's scene has about 35.
+/// whose bodies each have a hull of their own asks for every wet one each step: vtp-sim's scene has about 35. Each
+/// kept hull also holds its points and face planes, uncounted: about 1 KiB for a game's hull of a dozen points, 256
+/// times that per thread at most; hulls of many thousands of points would want a byte bound here too.
 inline constexpr std::size_t kHullCacheEntries = 256;
 inline constexpr std::size_t kHullCacheBytes = std::size_t(2) << 20;
 
