@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "recently_used.h"
+
 namespace vtp::physics::water {
 namespace {
 
@@ -28,7 +30,6 @@ struct Entry {
   V3 lo{}, hi{};
   std::vector<Plane> planes;
   std::array<std::optional<std::vector<LocalChord>>, 3> along;
-  std::uint64_t last_use = 0;
 
   std::size_t chordBytes() const {
     std::size_t n = 0;
@@ -137,57 +138,36 @@ std::uint64_t keyOf(std::span<const std::array<float, 3>> points, double voxel_s
   return h;
 }
 
-// The hulls this thread met last, by last use. A key per entry side by side, so a lookup reads a few lines, not the
-// entries.
+// The hulls this thread met last, by last use, each under its key.
 struct Cache {
-  std::vector<Entry> entries;
-  std::vector<std::uint64_t> keys;  // keys[i] is entries[i]'s
-  std::uint64_t clock = 0;
+  RecentlyUsed<std::uint64_t, Entry, kHullCacheEntries> entries;
 
-  // The entry of these points at this voxel size, described on a miss (in a new slot, or the least recently used).
+  // The entry of these points at this voxel size, described on a miss.
   Entry& find(std::span<const std::array<float, 3>> points, double voxel_size) {
-    ++clock;
-    const std::uint64_t key = keyOf(points, voxel_size);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i] != key) continue;
-      Entry& e = entries[i];
-      if (e.voxel_size == voxel_size && e.points.size() == points.size() &&
-          std::memcmp(e.points.data(), points.data(), points.size_bytes()) == 0) {
-        e.last_use = clock;
-        return e;
-      }
-    }
-    std::size_t slot = entries.size();
-    if (entries.size() < kHullCacheEntries) {
-      entries.reserve(kHullCacheEntries);  // entries never move
-      keys.reserve(kHullCacheEntries);     // neither push below allocates: keys and entries stay in step
-      entries.emplace_back();
-      keys.push_back(key);
-    } else {
-      slot = std::size_t(std::min_element(entries.begin(), entries.end(),
-                                          [](const Entry& x, const Entry& y) { return x.last_use < y.last_use; }) -
-                         entries.begin());
-      entries[slot] = Entry{};
-      keys[slot] = key;
-    }
-    Entry& e = entries[slot];
-    e.points.assign(points.begin(), points.end());
-    e.voxel_size = voxel_size;
-    e.last_use = clock;
-    describe(e);
-    return e;
+    const auto same = [&](const Entry& e) {
+      return e.voxel_size == voxel_size && e.points.size() == points.size() &&
+             std::memcmp(e.points.data(), points.data(), points.size_bytes()) == 0;
+    };
+    const auto fill = [&](Entry& e) {
+      e = Entry{};
+      e.points.assign(points.begin(), points.end());
+      e.voxel_size = voxel_size;
+      describe(e);
+    };
+    return entries.get(keyOf(points, voxel_size), same, fill);
   }
 
   // Drops the chords of the least recently used other hulls while all chords take more than kHullCacheBytes.
   void trim(const Entry& keep) {
     for (;;) {
       std::size_t bytes = 0;
-      for (const Entry& e : entries) bytes += e.chordBytes();
+      entries.forEach([&](const Entry& e, std::uint64_t) { bytes += e.chordBytes(); });
       if (bytes <= kHullCacheBytes) return;
       Entry* oldest = nullptr;
-      for (Entry& e : entries) {
-        if (&e != &keep && e.chordBytes() > 0 && (!oldest || e.last_use < oldest->last_use)) oldest = &e;
-      }
+      std::uint64_t oldest_use = 0;
+      entries.forEach([&](Entry& e, std::uint64_t last_use) {
+        if (&e != &keep && e.chordBytes() > 0 && (!oldest || last_use < oldest_use)) oldest = &e, oldest_use = last_use;
+      });
       if (!oldest) return;
       for (auto& chords : oldest->along) chords.reset();
     }

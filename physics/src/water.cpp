@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hull_chords.h"
+#include "recently_used.h"
 #include "water_voxels.h"
 
 namespace vtp::physics {
@@ -107,33 +108,24 @@ constexpr double kSteep = 0.70710678118654752;
 // sin and cos of first + (i + 0.5) * step for i < n. The chords of a world's shapes ask for a few such tables (the
 // angles depend on a shape's size only through n), so each thread keeps the 16 it used last and lays chords without a
 // sincos. A table stays valid until 16 others have been asked for since its last use (a ball holds two at once).
-struct AngleTable {
+struct AngleKey {
   double first = 0, step = 0;
   int n = 0;
-  std::uint64_t last_use = 0;
+  bool operator==(const AngleKey&) const = default;
+};
+struct AngleTable {
   std::vector<double> sin, cos;
 };
 const AngleTable& angles(double first, double step, int n) {
-  thread_local std::array<AngleTable, 16> kept;
-  thread_local std::uint64_t clock = 0;
-  ++clock;
-  for (AngleTable& t : kept) {
-    if (t.n == n && t.first == first && t.step == step) {
-      t.last_use = clock;
-      return t;
+  thread_local water::RecentlyUsed<AngleKey, AngleTable, 16> kept;
+  return kept.get({first, step, n}, [](const AngleTable&) { return true; }, [&](AngleTable& t) {
+    t.sin.resize(std::size_t(n));
+    t.cos.resize(std::size_t(n));
+    for (int i = 0; i < n; ++i) {
+      const double angle = first + (i + 0.5) * step;
+      t.sin[std::size_t(i)] = std::sin(angle), t.cos[std::size_t(i)] = std::cos(angle);
     }
-  }
-  AngleTable& t = *std::min_element(kept.begin(), kept.end(),
-                                    [](const AngleTable& a, const AngleTable& b) { return a.last_use < b.last_use; });
-  t.last_use = clock;
-  t.first = first, t.step = step, t.n = n;
-  t.sin.resize(std::size_t(n));
-  t.cos.resize(std::size_t(n));
-  for (int i = 0; i < n; ++i) {
-    const double angle = first + (i + 0.5) * step;
-    t.sin[std::size_t(i)] = std::sin(angle), t.cos[std::size_t(i)] = std::cos(angle);
-  }
-  return t;
+  });
 }
 
 // Chords of a ball of radius r about `centre` along `w`, over the polar angles [theta0, theta0 + span) of the plane
@@ -143,7 +135,7 @@ void layBall(ChordLayout& layout, const V3& centre, double r, double extra, cons
              double theta0, double span, double voxel_size) {
   constexpr double kPi = std::numbers::pi;
   const int n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
-  const int n_theta = std::min(256, samplesFor(span / 2 * r, voxel_size, std::max(4, int(span / kPi * 4))));
+  const int n_theta = samplesFor(span / 2 * r, voxel_size, std::max(4, int(span / kPi * 4)));
   const double d_phi = 0.5 * kPi / n_phi, d_theta = span / n_theta;
   const AngleTable& phi = angles(0, d_phi, n_phi);
   const AngleTable& theta = angles(theta0, d_theta, n_theta);
@@ -243,17 +235,13 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
       if (upright) {
         // Along the axis, equal-area rings: ring i at radius r sqrt((i + 1/2) / n).
         const int n_rho = samplesFor(2 * r, voxel_size, 12);
-        const int n_theta = std::min(256, samplesFor(kPi * r, voxel_size, 16));
+        const int n_theta = samplesFor(kPi * r, voxel_size, 16);
         const double weight = kPi * r * r / (n_rho * n_theta);
-        std::array<double, 256> cos_theta, sin_theta;  // one sincos per angle, not per chord
-        for (int j = 0; j < n_theta; ++j) {
-          const double theta = (j + 0.5) * 2 * kPi / n_theta;
-          cos_theta[std::size_t(j)] = std::cos(theta), sin_theta[std::size_t(j)] = std::sin(theta);
-        }
+        const AngleTable& theta = angles(0, 2 * kPi / n_theta, n_theta);
         for (int i = 0; i < n_rho; ++i) {
           const double rho = r * std::sqrt((i + 0.5) / n_rho);
           for (int j = 0; j < n_theta; ++j) {
-            layout.add({rho * cos_theta[std::size_t(j)], -hh, rho * sin_theta[std::size_t(j)]}, y, 2 * hh, weight);
+            layout.add({rho * theta.cos[std::size_t(j)], -hh, rho * theta.sin[std::size_t(j)]}, y, 2 * hh, weight);
           }
         }
       } else {
