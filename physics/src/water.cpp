@@ -29,8 +29,9 @@ namespace {
 
 using V3 = std::array<double, 3>;
 
-// One chord: the segment a + s d, s in [0, 1], and the cross-section area it stands for; weight * length is the
-// volume it carries. [Unit: voxel for the segment, world units for length, world units^2 for weight]
+// One chord: the segment a + s d, s in [0, length] (d: voxels per world unit along the chord, the same for all the
+// chords of a shape, so their reciprocals are taken once), and the cross-section area it stands for; weight * length
+// is the volume it carries. [Unit: voxel for a, world units for s and length, world units^2 for weight]
 struct Chord {
   water::VoxelSegment segment;
   double length;
@@ -75,11 +76,15 @@ class ChordLayout {
   // The chord from local point `start` along the local unit vector `dir` for `length`, standing for cross-section
   // area `weight`.
   void add(const V3& start, const V3& dir, double length, double weight) {
-    const V3 p = m_rotation.apply(start), d = m_rotation.apply(dir);
+    if (dir != m_dir) {  // a shape's chords share one direction: its reciprocals are taken once
+      const V3 d = m_rotation.apply(dir);
+      m_direction = water::VoxelSegment({}, {d[0] * m_inv, d[1] * m_inv, d[2] * m_inv});
+      m_dir = dir;
+    }
+    const V3 p = m_rotation.apply(start);
     Chord c;
-    c.segment = water::VoxelSegment(
-        {(m_position[0] + p[0]) * m_inv, (m_position[1] + p[1]) * m_inv, (m_position[2] + p[2]) * m_inv},
-        {d[0] * length * m_inv, d[1] * length * m_inv, d[2] * length * m_inv});
+    c.segment = m_direction;
+    c.segment.a = {(m_position[0] + p[0]) * m_inv, (m_position[1] + p[1]) * m_inv, (m_position[2] + p[2]) * m_inv};
     c.length = length;
     c.weight = weight;
     m_measure += weight * length;
@@ -94,6 +99,8 @@ class ChordLayout {
   Rotation m_rotation;
   V3 m_position;
   double m_inv;
+  V3 m_dir{};                       // the local direction of the chords laid last (none yet: zero)
+  water::VoxelSegment m_direction;  // its direction in voxels per world unit, and the reciprocals
   std::vector<Chord>& m_out;
   double m_measure = 0;
 };
@@ -386,7 +393,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   out.shape_volume = volumes->shape;
   // A hull's centroid is not its origin: a wholly submerged hull is integrated too.
   if (wetness == Wetness::kDry) return out;
-  // Per chord, the wet part's measure and first moment in s: sums of (s1 - s0) and (s1^2 - s0^2) / 2.
+  // Per chord, the wet part's measure and first moment in s (world units): sums of (s1 - s0) and (s1^2 - s0^2) / 2.
   double wet = 0;
   V3 moment{};
   // A level pool (a body floating in a lake, or lying on its bed) gives most chords' wet part from its surface alone.
@@ -394,13 +401,14 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
     thread_local water::LevelPool pool;
     const water::LevelPool* level = water::findLevelPool(block, pool) ? &pool : nullptr;
     for (const Chord& c : chords) {
-      double t0 = 0, t1 = 1;
+      double t0 = 0, t1 = c.length;
       if (!water::clipToBlock(c.segment, block, t0, t1)) continue;
       const water::WetMoments m = water::wetMoments(c.segment, block, t0, t1, level);
       if (m.length == 0) continue;
-      const double mass = c.weight * c.length;  // world units^3 per unit of s
-      wet += mass * m.length;
-      for (std::size_t a = 0; a < 3; ++a) moment[a] += mass * (c.segment.a[a] * m.length + c.segment.d[a] * m.first);
+      wet += c.weight * m.length;  // world units^3
+      for (std::size_t a = 0; a < 3; ++a) {
+        moment[a] += c.weight * (c.segment.a[a] * m.length + c.segment.d[a] * m.first);
+      }
     }
   };
   if (small) {
