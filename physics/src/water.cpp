@@ -5,10 +5,12 @@
 // h). Chords run along one of the body's own axes, so the cross-section is an exact domain (no partly covered samples
 // at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step). Where
 // the water around a body is a level pool (water_voxels.h: a lake's surface over its bed), most chords' wet parts come
-// from the surface and the bed's height alone, without the walk, and equal the walk's.
+// from the surface and the bed's height alone, without the walk, and equal the walk's; four chords at a time, as a
+// shape's chords are parallel.
 #include "vtp/physics/water.h"
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -29,13 +31,27 @@ namespace {
 
 using V3 = std::array<double, 3>;
 
-// One chord: the segment a + s d, s in [0, length] (d: voxels per world unit along the chord, the same for all the
-// chords of a shape, so their reciprocals are taken once), and the cross-section area it stands for; weight * length
-// is the volume it carries. [Unit: voxel for a, world units for s and length, world units^2 for weight]
-struct Chord {
-  water::VoxelSegment segment;
-  double length;
-  double weight;
+// A shape's chords in the world: chord i is the segment a_i + s d, s in [0, length_i], standing for cross-section
+// area weight_i, so weight_i * length_i is the volume it carries. Chords laid along one local direction form a run
+// sharing d (voxels per world unit) and its reciprocals, taken once; starts and lengths lie side by side, so the wet
+// measure takes four chords at a time (water::wetMomentsParallel). [Unit: voxel for a, world units for s and length,
+// world units^2 for weight]
+struct Chords {
+  struct Run {
+    water::VoxelSegment direction;  // its start unused
+    std::size_t begin = 0, end = 0;  // the run's chords
+  };
+  std::vector<Run> runs;
+  std::vector<double> x, y, z, length, weight;  // chord i's start, length and weight
+
+  std::size_t size() const { return length.size(); }
+  void clear() {
+    runs.clear();
+    resize(0);
+  }
+  void resize(std::size_t n) {
+    for (std::vector<double>* v : {&x, &y, &z, &length, &weight}) v->resize(n);
+  }
 };
 
 // The rotation matrix of a (nearly) unit quaternion x, y, z, w, normalised first.
@@ -68,40 +84,48 @@ using water::samplesFor;  // hull_chords.h: the one sampling rule of every shape
 // axes: its rotation changes nothing).
 class ChordLayout {
  public:
-  ChordLayout(const Pose& pose, double voxel_size, bool world_axes, std::vector<Chord>& out)
+  ChordLayout(const Pose& pose, double voxel_size, bool world_axes, Chords& out)
       : m_rotation(world_axes ? std::array<double, 4>{0, 0, 0, 1} : pose.rotation), m_position(pose.position),
         m_inv(1.0 / voxel_size), m_out(out) {
     m_out.clear();
   }
-  // The chord from local point `start` along the local unit vector `dir` for `length`, standing for cross-section
-  // area `weight`.
-  void add(const V3& start, const V3& dir, double length, double weight) {
-    if (dir != m_dir) {  // a shape's chords share one direction: its reciprocals are taken once
-      const V3 d = m_rotation.apply(dir);
-      m_direction = water::VoxelSegment({}, {d[0] * m_inv, d[1] * m_inv, d[2] * m_inv});
-      m_dir = dir;
-    }
+  // Starts a run of `count` chords along the local unit vector `dir`, which add() lays, after the last run's.
+  void run(const V3& dir, std::size_t count) {
+    assert(m_next == m_out.size());  // the last run is complete
+    const V3 d = m_rotation.apply(dir);
+    const std::size_t end = m_next + count;
+    m_out.runs.push_back({water::VoxelSegment({}, {d[0] * m_inv, d[1] * m_inv, d[2] * m_inv}), m_next, end});
+    m_out.resize(end);
+    m_x = m_out.x.data(), m_y = m_out.y.data(), m_z = m_out.z.data();
+    m_length = m_out.length.data(), m_weight = m_out.weight.data();
+  }
+  // The run's next chord: from local point `start` for `length`, standing for cross-section area `weight`.
+  [[gnu::always_inline]] void add(const V3& start, double length, double weight) {
+    assert(m_next < m_out.size());
     const V3 p = m_rotation.apply(start);
-    Chord c;
-    c.segment = m_direction;
-    c.segment.a = {(m_position[0] + p[0]) * m_inv, (m_position[1] + p[1]) * m_inv, (m_position[2] + p[2]) * m_inv};
-    c.length = length;
-    c.weight = weight;
+    const std::size_t i = m_next++;
+    m_x[i] = (m_position[0] + p[0]) * m_inv;
+    m_y[i] = (m_position[1] + p[1]) * m_inv;
+    m_z[i] = (m_position[2] + p[2]) * m_inv;
+    m_length[i] = length;
+    m_weight[i] = weight;
     m_measure += weight * length;
-    m_out.push_back(c);
   }
   // World up in the local frame.
   V3 up() const { return {m_rotation.m[1][0], m_rotation.m[1][1], m_rotation.m[1][2]}; }
   // The volume the chords carry (sum of weight * length). [Unit: world units^3]
-  double measure() const { return m_measure; }
+  double measure() const {
+    assert(m_next == m_out.size());  // every run complete
+    return m_measure;
+  }
 
  private:
   Rotation m_rotation;
   V3 m_position;
   double m_inv;
-  V3 m_dir{};                       // the local direction of the chords laid last (none yet: zero)
-  water::VoxelSegment m_direction;  // its direction in voxels per world unit, and the reciprocals
-  std::vector<Chord>& m_out;
+  Chords& m_out;
+  std::size_t m_next = 0;  // the next chord's index
+  double *m_x = nullptr, *m_y = nullptr, *m_z = nullptr, *m_length = nullptr, *m_weight = nullptr;  // m_out's
   double m_measure = 0;
 };
 
@@ -146,12 +170,13 @@ void layBall(ChordLayout& layout, const V3& centre, double r, double extra, cons
   const double d_phi = 0.5 * kPi / n_phi, d_theta = span / n_theta;
   const AngleTable& phi = angles(0, d_phi, n_phi);
   const AngleTable& theta = angles(theta0, d_theta, n_theta);
+  layout.run(w, std::size_t(n_phi) * std::size_t(n_theta));
   for (int i = 0; i < n_phi; ++i) {
     const double s = phi.sin[std::size_t(i)], c = phi.cos[std::size_t(i)];
     const double half = extra + r * c, weight = r * r * s * c * d_phi * d_theta;
     for (int j = 0; j < n_theta; ++j) {
       const V3 p = axpy(axpy(centre, r * s * theta.cos[std::size_t(j)], u), r * s * theta.sin[std::size_t(j)], v);
-      layout.add(axpy(p, -half, w), w, 2 * half, weight);
+      layout.add(axpy(p, -half, w), 2 * half, weight);
     }
   }
 }
@@ -164,11 +189,12 @@ void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double vox
   const int n_y = samplesFor(2 * hh, voxel_size, 8), n_phi = samplesFor(2 * r, voxel_size, kCrossingSamples);
   const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
   const AngleTable& phi = angles(-0.5 * kPi, d_phi, n_phi);
+  layout.run(w, std::size_t(n_y) * std::size_t(n_phi));
   for (int i = 0; i < n_y; ++i) {
     const double y = -hh + (i + 0.5) * d_y;
     for (int j = 0; j < n_phi; ++j) {
       const double half = r * phi.cos[std::size_t(j)];
-      layout.add(axpy(axpy(V3{0, y, 0}, r * phi.sin[std::size_t(j)], e), -half, w), w, 2 * half,
+      layout.add(axpy(axpy(V3{0, y, 0}, r * phi.sin[std::size_t(j)], e), -half, w), 2 * half,
                  d_y * half * d_phi);
     }
   }
@@ -194,7 +220,8 @@ Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double vox
   if (!hull) return hull.error();
   V3 dir{};
   dir[k] = 1;
-  for (const water::LocalChord& c : hull->chords) layout.add(c.start, dir, c.length, c.weight);
+  layout.run(dir, hull->chords.size());
+  for (const water::LocalChord& c : hull->chords) layout.add(c.start, c.length, c.weight);
   return hull->volume;
 }
 
@@ -245,10 +272,11 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
         const int n_theta = samplesFor(kPi * r, voxel_size, 16);
         const double weight = kPi * r * r / (n_rho * n_theta);
         const AngleTable& theta = angles(0, 2 * kPi / n_theta, n_theta);
+        layout.run(y, std::size_t(n_rho) * std::size_t(n_theta));
         for (int i = 0; i < n_rho; ++i) {
           const double rho = r * std::sqrt((i + 0.5) / n_rho);
           for (int j = 0; j < n_theta; ++j) {
-            layout.add({rho * theta.cos[std::size_t(j)], -hh, rho * theta.sin[std::size_t(j)]}, y, 2 * hh, weight);
+            layout.add({rho * theta.cos[std::size_t(j)], -hh, rho * theta.sin[std::size_t(j)]}, 2 * hh, weight);
           }
         }
       } else {
@@ -265,13 +293,14 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
       const double di = 2 * h[i_axis] / ni, dj = 2 * h[j_axis] / nj;
       V3 dir{};
       dir[k] = 1;
+      layout.run(dir, std::size_t(ni) * std::size_t(nj));
       for (int i = 0; i < ni; ++i) {
         for (int j = 0; j < nj; ++j) {
           V3 p{};
           p[i_axis] = -h[i_axis] + (i + 0.5) * di;
           p[j_axis] = -h[j_axis] + (j + 0.5) * dj;
           p[k] = -h[k];
-          layout.add(p, dir, 2 * h[k], di * dj);
+          layout.add(p, 2 * h[k], di * dj);
         }
       }
       return primitiveVolume(shape);
@@ -288,7 +317,7 @@ struct Volumes {
 };
 
 // Lays the chords of a valid shape into `out`.
-Result<Volumes> layChords(const ConvexShape& shape, const Pose& pose, double voxel_size, std::vector<Chord>& out) {
+Result<Volumes> layChords(const ConvexShape& shape, const Pose& pose, double voxel_size, Chords& out) {
   ChordLayout layout(pose, voxel_size, shape.kind == ShapeKind::kSphere, out);
   Result<double> volume = layShape(layout, shape, voxel_size);
   if (!volume) return volume.error();
@@ -340,7 +369,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   if (Status s = validate(shape); !s) return Error{s.error().code, "submerged: " + s.error().message, {}};
   if (Status s = validate(pose); !s) return Error{s.error().code, "submerged: " + s.error().message, {}};
   const double voxel_size = physics.voxelSize();
-  thread_local std::vector<Chord> chords;
+  thread_local Chords chords;
   thread_local std::vector<ChunkTouch> touches;
   thread_local std::vector<Voxel> voxels;
   const Bounds bounds = shapeBounds(shape, pose, voxel_size);
@@ -389,7 +418,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
 
   Result<Volumes> volumes = layChords(shape, pose, voxel_size, chords);
   if (!volumes) return volumes.error();
-  if (chords.empty()) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
+  if (chords.size() == 0) return Error{ErrorCode::kInvalidArgument, "submerged: shape has no volume", {}};
   out.shape_volume = volumes->shape;
   // A hull's centroid is not its origin: a wholly submerged hull is integrated too.
   if (wetness == Wetness::kDry) return out;
@@ -400,15 +429,26 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
   const auto integrate = [&](const water::VoxelBlock& block) {
     thread_local water::LevelPool pool;
     const water::LevelPool* level = water::findLevelPool(block, pool) ? &pool : nullptr;
-    for (const Chord& c : chords) {
-      double t0 = 0, t1 = c.length;
-      if (!water::clipToBlock(c.segment, block, t0, t1)) continue;
-      const water::WetMoments m = water::wetMoments(c.segment, block, t0, t1, level);
-      if (m.length == 0) continue;
-      wet += c.weight * m.length;  // world units^3
-      for (std::size_t a = 0; a < 3; ++a) {
-        moment[a] += c.weight * (c.segment.a[a] * m.length + c.segment.d[a] * m.first);
+    thread_local std::vector<double> wet_length, wet_first;  // per chord
+    wet_length.resize(chords.size());
+    wet_first.resize(chords.size());
+    for (const Chords::Run& run : chords.runs) {
+      const std::size_t b = run.begin;
+      water::wetMomentsParallel({run.direction, &chords.x[b], &chords.y[b], &chords.z[b], &chords.length[b],
+                                 run.end - b},
+                                block, level, &wet_length[b], &wet_first[b]);
+      // Every chord's share, a dry one's zero (a branch on it went either way). The sums stay in registers: through
+      // the captured references, each chord's went through memory.
+      const V3& d = run.direction.d;
+      double run_wet = wet, mx = moment[0], my = moment[1], mz = moment[2];
+      for (std::size_t i = b; i < run.end; ++i) {
+        const double w = chords.weight[i], length = wet_length[i], first = wet_first[i];
+        run_wet += w * length;  // world units^3
+        mx += w * (chords.x[i] * length + d[0] * first);
+        my += w * (chords.y[i] * length + d[1] * first);
+        mz += w * (chords.z[i] * length + d[2] * first);
       }
+      wet = run_wet, moment = {mx, my, mz};
     }
   };
   if (small) {

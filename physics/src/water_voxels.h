@@ -4,11 +4,16 @@
 // segment through a block of voxels (a chunk, or the box around a body) with a 3D DDA (Amanatides and Woo, "A Fast
 // Voxel Traversal Algorithm for Ray Tracing", 1987) and reports, in order of t, the intervals of t spent in water.
 // wetMoments sums them, and where the block's water is a level pool (findLevelPool) takes most segments' sums from
-// the surface and the bed's height instead.
+// the surface and the bed's height instead; wetMomentsParallel does the same for many parallel segments (a body's
+// chords), four at a time.
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -250,6 +255,97 @@ inline WetMoments wetMoments(const VoxelSegment& s, const VoxelBlock& b, double 
     return true;
   });
   return m;
+}
+
+
+/// Parallel segments a_i + s d for s in [0, length_i], sharing d and its reciprocals (`direction`'s: its own start is
+/// unused), with their starts by axis. [Unit: voxel for the starts; s in the caller's unit]
+struct ParallelSegments {
+  VoxelSegment direction;
+  const double* x = nullptr;
+  const double* y = nullptr;
+  const double* z = nullptr;
+  const double* length = nullptr;
+  std::size_t count = 0;
+};
+
+/// For each segment i, what clipToBlock (t0 = 0, t1 = length_i) and then wetMoments with `pool` give it, bit for bit:
+/// the wet measure in length_out[i] and the first moment in first_out[i] (both 0 where nothing is wet). Where a level
+/// pool answers from its surface and floor, four segments at a time in AVX2 lanes, with no branch on where each lies:
+/// the scalar shortcut's branches on that (dry above the surface or not, reaching a floor or not) went either way for
+/// a body's chords. Segments the pool cannot answer alone are walked one by one.
+inline void wetMomentsParallel(const ParallelSegments& s, const VoxelBlock& b, const LevelPool* pool,
+                               double* length_out, double* first_out) {
+  const VoxelSegment& dir = s.direction;
+  const double* starts[3] = {s.x, s.y, s.z};
+  auto one = [&](std::size_t i) {
+    VoxelSegment segment = dir;
+    segment.a = {s.x[i], s.y[i], s.z[i]};
+    double t0 = 0, t1 = s.length[i];
+    WetMoments m;
+    if (clipToBlock(segment, b, t0, t1)) m = wetMoments(segment, b, t0, t1, pool);
+    length_out[i] = m.length;
+    first_out[i] = m.first;
+  };
+  std::size_t i = 0;
+  // wetMoments' own test for its shortcut: the same for every segment, as they share d.
+  const bool steep = std::abs(dir.d[1]) >= 1e-3 * (std::abs(dir.d[0]) + std::abs(dir.d[2]));
+  if (pool != nullptr && steep && dir.d[1] != 0 && std::isfinite(dir.inv[1])) {
+    const std::int32_t origin[3] = {b.origin.x, b.origin.y, b.origin.z};
+    const __m256d zero = _mm256_setzero_pd(), all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+    const __m256d d1 = _mm256_set1_pd(dir.d[1]), inv1 = _mm256_set1_pd(dir.inv[1]);
+    const __m256d surface = _mm256_set1_pd(pool->surface), highest = _mm256_set1_pd(double(pool->highest));
+    const bool one_floor = pool->lowest == pool->highest, rising = dir.d[1] > 0;
+    for (; i + 4 <= s.count; i += 4) {
+      // clipToBlock: std::max(t0, n) is max_pd(n, t0) and std::min(t1, f) is min_pd(f, t1), NaN and ties included.
+      __m256d t0 = zero, t1 = _mm256_loadu_pd(s.length + i), ok = all;
+      for (int axis = 0; axis < 3; ++axis) {
+        const double lo_s = double(origin[axis]), hi_s = lo_s + b.size[std::size_t(axis)];
+        const __m256d a = _mm256_loadu_pd(starts[axis] + i), lo = _mm256_set1_pd(lo_s), hi = _mm256_set1_pd(hi_s);
+        if (dir.d[std::size_t(axis)] == 0) {  // outside when a < lo or a >= hi
+          ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(a, lo, _CMP_NLT_UQ), _mm256_cmp_pd(a, hi, _CMP_NGE_UQ)));
+          continue;
+        }
+        const __m256d inv = _mm256_set1_pd(dir.inv[std::size_t(axis)]);
+        const __m256d n = _mm256_mul_pd(_mm256_sub_pd(lo, a), inv), f = _mm256_mul_pd(_mm256_sub_pd(hi, a), inv);
+        const __m256d swap = _mm256_cmp_pd(n, f, _CMP_GT_OQ);
+        t0 = _mm256_max_pd(_mm256_blendv_pd(n, f, swap), t0);
+        t1 = _mm256_min_pd(_mm256_blendv_pd(f, n, swap), t1);
+      }
+      ok = _mm256_and_pd(ok, _mm256_cmp_pd(t0, t1, _CMP_LT_OQ));
+      // wetMoments' shortcut, block-relative: the part below the surface...
+      const __m256d a1 = _mm256_sub_pd(_mm256_loadu_pd(s.y + i), _mm256_set1_pd(double(origin[1])));
+      const __m256d t_level = _mm256_mul_pd(_mm256_sub_pd(surface, a1), inv1);
+      __m256d w0 = t0, w1 = t1;
+      if (rising) {
+        w1 = _mm256_min_pd(t_level, w1);
+      } else {
+        w0 = _mm256_max_pd(t_level, w0);
+      }
+      ok = _mm256_and_pd(ok, _mm256_cmp_pd(w0, w1, _CMP_LT_OQ));
+      // ...above the floors (or down to the one floor of them all); a part reaching below the highest of uneven floors
+      // is wetMoments' alone.
+      const __m256d p = _mm256_add_pd(a1, _mm256_mul_pd(w0, d1)), q = _mm256_add_pd(a1, _mm256_mul_pd(w1, d1));
+      const __m256d above = _mm256_cmp_pd(_mm256_min_pd(q, p), highest, _CMP_GE_OQ);
+      const __m256d alone = one_floor ? zero : _mm256_andnot_pd(above, ok);
+      const __m256d t_floor = _mm256_mul_pd(_mm256_sub_pd(highest, a1), inv1);
+      if (rising) {
+        w0 = _mm256_blendv_pd(_mm256_max_pd(t_floor, w0), w0, above);
+      } else {
+        w1 = _mm256_blendv_pd(_mm256_min_pd(t_floor, w1), w1, above);
+      }
+      const __m256d wet = _mm256_and_pd(_mm256_andnot_pd(alone, ok), _mm256_cmp_pd(w0, w1, _CMP_LT_OQ));
+      const __m256d length = _mm256_sub_pd(w1, w0);
+      const __m256d first =
+          _mm256_mul_pd(_mm256_set1_pd(0.5), _mm256_sub_pd(_mm256_mul_pd(w1, w1), _mm256_mul_pd(w0, w0)));
+      _mm256_storeu_pd(length_out + i, _mm256_and_pd(wet, length));
+      _mm256_storeu_pd(first_out + i, _mm256_and_pd(wet, first));
+      for (unsigned lanes = unsigned(_mm256_movemask_pd(alone)); lanes != 0; lanes &= lanes - 1) {
+        one(i + std::size_t(std::countr_zero(lanes)));
+      }
+    }
+  }
+  for (; i < s.count; ++i) one(i);
 }
 
 }  // namespace vtp::physics::water

@@ -6,7 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -166,4 +168,72 @@ TEST_CASE("Level pools: one column, voxel by voxel") {
   CHECK(!pool({full, kAirVoxel, full}, p));         // water above a dry voxel
   CHECK(!pool({part, full}, p));               // full water over a partly filled voxel
   CHECK(!pool({kRockVoxel, kAirVoxel}, p));              // no water
+}
+
+TEST_CASE("Parallel segments: wetMomentsParallel gives each segment what clipToBlock and wetMoments give, bit for bit") {
+  std::mt19937_64 rng(0x5eed'c0de);
+  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int segments = 0, wet = 0, pooled_runs = 0, wrong = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const RandomBlock r = randomPool(rng);
+    const VoxelBlock& b = r.block;
+    LevelPool pool;
+    const bool found = findLevelPool(b, pool);
+    const LevelPool* level = found && pick(0, 4) != 0 ? &pool : nullptr;
+    // One direction for the run: any, vertical, along a face (a zero x or z), falling, or nearly level (walked).
+    std::array<double, 3> d{uniform(-2, 2), uniform(-2, 2), uniform(-2, 2)};
+    switch (trial % 6) {
+      case 1: d[0] = d[2] = 0; break;
+      case 2: d[pick(0, 1) * 2] = 0; break;
+      case 3: d[1] = -std::abs(d[1]) - 0.5; break;
+      case 4: d[1] = uniform(-1e-4, 1e-4); break;
+      default: break;
+    }
+    ParallelSegments s;
+    s.direction = VoxelSegment({}, d);
+    pooled_runs += level != nullptr && s.direction.d[1] != 0 ? 1 : 0;
+    // Starts inside, around and on the faces of the block, on the surface, on a floor; lengths up to a few voxels.
+    const std::size_t n = std::size_t(pick(0, 13));
+    std::vector<double> x(n), y(n), z(n), length(n);
+    const double o[3] = {double(b.origin.x), double(b.origin.y), double(b.origin.z)};
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = o[0] + uniform(-1.5, b.size[0] + 1.5);
+      y[i] = o[1] + uniform(-1.5, b.size[1] + 1.5);
+      z[i] = o[2] + uniform(-1.5, b.size[2] + 1.5);
+      switch (pick(0, 5)) {
+        case 1: x[i] = o[0] + pick(0, b.size[0]); break;
+        case 2: z[i] = o[2] + pick(0, b.size[2]); break;
+        case 3: if (found) y[i] = o[1] + pool.surface; break;
+        case 4: y[i] = o[1] + pick(0, b.size[1]); break;
+        default: break;
+      }
+      length[i] = pick(0, 9) == 0 ? 0.0 : uniform(0, 4);
+    }
+    s.x = x.data(), s.y = y.data(), s.z = z.data(), s.length = length.data(), s.count = n;
+    std::vector<double> got_length(n, -1), got_first(n, -1);
+    wetMomentsParallel(s, b, level, got_length.data(), got_first.data());
+    for (std::size_t i = 0; i < n; ++i) {
+      VoxelSegment one = s.direction;
+      one.a = {x[i], y[i], z[i]};
+      double t0 = 0, t1 = length[i];
+      WetMoments want;
+      if (clipToBlock(one, b, t0, t1)) want = wetMoments(one, b, t0, t1, level);
+      ++segments;
+      wet += want.length > 0 ? 1 : 0;
+      if (std::bit_cast<std::uint64_t>(got_length[i]) != std::bit_cast<std::uint64_t>(want.length) ||
+          std::bit_cast<std::uint64_t>(got_first[i]) != std::bit_cast<std::uint64_t>(want.first)) {
+        if (++wrong <= 5) {
+          MESSAGE("segment " << i << " of " << n << ": a " << x[i] << ", " << y[i] << ", " << z[i] << " d " << d[0]
+                             << ", " << d[1] << ", " << d[2] << " length " << length[i] << ": got " << got_length[i]
+                             << ", " << got_first[i] << "; want " << want.length << ", " << want.first);
+        }
+      }
+    }
+  }
+  MESSAGE("segments " << segments << ", wet " << wet << ", runs with a pool " << pooled_runs);
+  CHECK(wrong == 0);
+  CHECK(segments > 20000);
+  CHECK(wet > 3000);
+  CHECK(pooled_runs > 1500);
 }
