@@ -99,14 +99,28 @@ class ChordLayout {
     m_x = m_out.x.data(), m_y = m_out.y.data(), m_z = m_out.z.data();
     m_length = m_out.length.data(), m_weight = m_out.weight.data();
   }
-  // The run's next chord: from local point `start` for `length`, standing for cross-section area `weight`.
-  [[gnu::always_inline]] void add(const V3& start, double length, double weight) {
+  // Local axes a, b, c about a local origin, placed in the world in voxel units once, so that the chords of a grid
+  // over them take a few products each (a rotation per chord was most of their laying).
+  struct Basis {
+    V3 origin, a, b, c;
+  };
+  Basis basis(const V3& origin, const V3& a, const V3& b, const V3& c) const {
+    const V3 o = m_rotation.apply(origin), ra = m_rotation.apply(a), rb = m_rotation.apply(b), rc = m_rotation.apply(c);
+    Basis f;
+    for (std::size_t k = 0; k < 3; ++k) {
+      f.origin[k] = (m_position[k] + o[k]) * m_inv;
+      f.a[k] = ra[k] * m_inv, f.b[k] = rb[k] * m_inv, f.c[k] = rc[k] * m_inv;
+    }
+    return f;
+  }
+  // The run's next chord: from local point origin + p a + q b + r c of `f`, for `length`, standing for cross-section
+  // area `weight`.
+  [[gnu::always_inline]] void add(const Basis& f, double p, double q, double r, double length, double weight) {
     assert(m_next < m_out.size());
-    const V3 p = m_rotation.apply(start);
     const std::size_t i = m_next++;
-    m_x[i] = (m_position[0] + p[0]) * m_inv;
-    m_y[i] = (m_position[1] + p[1]) * m_inv;
-    m_z[i] = (m_position[2] + p[2]) * m_inv;
+    m_x[i] = f.origin[0] + p * f.a[0] + q * f.b[0] + r * f.c[0];
+    m_y[i] = f.origin[1] + p * f.a[1] + q * f.b[1] + r * f.c[1];
+    m_z[i] = f.origin[2] + p * f.a[2] + q * f.b[2] + r * f.c[2];
     m_length[i] = length;
     m_weight[i] = weight;
     m_measure += weight * length;
@@ -129,7 +143,6 @@ class ChordLayout {
   double m_measure = 0;
 };
 
-V3 axpy(const V3& p, double s, const V3& v) { return {p[0] + s * v[0], p[1] + s * v[1], p[2] + s * v[2]}; }
 
 // Chords integrate best when they are steep: the integrand (wet length) is then continuous across the water surface,
 // with kinks only, whereas level chords are all wet or all dry (a step the quadrature cannot place). Each shape is
@@ -171,12 +184,12 @@ void layBall(ChordLayout& layout, const V3& centre, double r, double extra, cons
   const AngleTable& phi = angles(0, d_phi, n_phi);
   const AngleTable& theta = angles(theta0, d_theta, n_theta);
   layout.run(w, std::size_t(n_phi) * std::size_t(n_theta));
+  const ChordLayout::Basis f = layout.basis(centre, u, v, w);
   for (int i = 0; i < n_phi; ++i) {
     const double s = phi.sin[std::size_t(i)], c = phi.cos[std::size_t(i)];
     const double half = extra + r * c, weight = r * r * s * c * d_phi * d_theta;
     for (int j = 0; j < n_theta; ++j) {
-      const V3 p = axpy(axpy(centre, r * s * theta.cos[std::size_t(j)], u), r * s * theta.sin[std::size_t(j)], v);
-      layout.add(axpy(p, -half, w), 2 * half, weight);
+      layout.add(f, r * s * theta.cos[std::size_t(j)], r * s * theta.sin[std::size_t(j)], -half, 2 * half, weight);
     }
   }
 }
@@ -190,12 +203,12 @@ void layAcross(ChordLayout& layout, double r, double hh, const V3& w, double vox
   const double d_y = 2 * hh / n_y, d_phi = kPi / n_phi;
   const AngleTable& phi = angles(-0.5 * kPi, d_phi, n_phi);
   layout.run(w, std::size_t(n_y) * std::size_t(n_phi));
+  const ChordLayout::Basis f = layout.basis({0, 0, 0}, {0, 1, 0}, e, w);
   for (int i = 0; i < n_y; ++i) {
     const double y = -hh + (i + 0.5) * d_y;
     for (int j = 0; j < n_phi; ++j) {
       const double half = r * phi.cos[std::size_t(j)];
-      layout.add(axpy(axpy(V3{0, y, 0}, r * phi.sin[std::size_t(j)], e), -half, w), 2 * half,
-                 d_y * half * d_phi);
+      layout.add(f, y, r * phi.sin[std::size_t(j)], -half, 2 * half, d_y * half * d_phi);
     }
   }
 }
@@ -221,7 +234,8 @@ Result<double> layHull(ChordLayout& layout, const ConvexShape& shape, double vox
   V3 dir{};
   dir[k] = 1;
   layout.run(dir, hull->chords.size());
-  for (const water::LocalChord& c : hull->chords) layout.add(c.start, c.length, c.weight);
+  const ChordLayout::Basis f = layout.basis({0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1});
+  for (const water::LocalChord& c : hull->chords) layout.add(f, c.start[0], c.start[1], c.start[2], c.length, c.weight);
   return hull->volume;
 }
 
@@ -273,10 +287,11 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
         const double weight = kPi * r * r / (n_rho * n_theta);
         const AngleTable& theta = angles(0, 2 * kPi / n_theta, n_theta);
         layout.run(y, std::size_t(n_rho) * std::size_t(n_theta));
+        const ChordLayout::Basis f = layout.basis({0, 0, 0}, x, z, y);
         for (int i = 0; i < n_rho; ++i) {
           const double rho = r * std::sqrt((i + 0.5) / n_rho);
           for (int j = 0; j < n_theta; ++j) {
-            layout.add({rho * theta.cos[std::size_t(j)], -hh, rho * theta.sin[std::size_t(j)]}, 2 * hh, weight);
+            layout.add(f, rho * theta.cos[std::size_t(j)], rho * theta.sin[std::size_t(j)], -hh, 2 * hh, weight);
           }
         }
       } else {
@@ -291,16 +306,13 @@ Result<double> layShape(ChordLayout& layout, const ConvexShape& shape, double vo
       const std::size_t i_axis = (k + 1) % 3, j_axis = (k + 2) % 3;
       const int ni = samplesFor(2 * h[i_axis], voxel_size, 16), nj = samplesFor(2 * h[j_axis], voxel_size, 16);
       const double di = 2 * h[i_axis] / ni, dj = 2 * h[j_axis] / nj;
-      V3 dir{};
-      dir[k] = 1;
+      V3 dir{}, a{}, b{};
+      dir[k] = 1, a[i_axis] = 1, b[j_axis] = 1;
       layout.run(dir, std::size_t(ni) * std::size_t(nj));
+      const ChordLayout::Basis f = layout.basis({0, 0, 0}, a, b, dir);
       for (int i = 0; i < ni; ++i) {
         for (int j = 0; j < nj; ++j) {
-          V3 p{};
-          p[i_axis] = -h[i_axis] + (i + 0.5) * di;
-          p[j_axis] = -h[j_axis] + (j + 0.5) * dj;
-          p[k] = -h[k];
-          layout.add(p, 2 * h[k], di * dj);
+          layout.add(f, -h[i_axis] + (i + 0.5) * di, -h[j_axis] + (j + 0.5) * dj, -h[k], 2 * h[k], di * dj);
         }
       }
       return primitiveVolume(shape);
