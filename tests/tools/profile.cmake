@@ -24,3 +24,18 @@ if(TARGET vtp-profile)
   set_tests_properties(vtp_profile_html_renders PROPERTIES LABELS html TIMEOUT 120 SKIP_RETURN_CODE 77
                        FIXTURES_REQUIRED profile_html)
 endif()
+# The water section on the shipped default world (a lake) and on a world without water
+# (tests/tools/scripts/check_profile_water.cmake).
+if(TARGET vtp-profile AND TARGET vtp-worldgen)
+  add_test(NAME vtp_profile_water_section
+           COMMAND ${CMAKE_COMMAND} -DPROFILE=$<TARGET_FILE:vtp-profile> -DWORLD=${PROJECT_SOURCE_DIR}/data/worlds/default.vtw
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out -DWET=ON
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_water.cmake)
+  set_tests_properties(vtp_profile_water_section PROPERTIES LABELS tools TIMEOUT 300)
+  add_test(NAME vtp_profile_water_section_dry
+           COMMAND ${CMAKE_COMMAND} -DPROFILE=$<TARGET_FILE:vtp-profile> -DWORLDGEN=$<TARGET_FILE:vtp-worldgen>
+                   -DWORLD=${CMAKE_CURRENT_BINARY_DIR}/profile_out/profile_dry.vtw
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out -DWET=OFF
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_water.cmake)
+  set_tests_properties(vtp_profile_water_section_dry PROPERTIES LABELS tools TIMEOUT 300)
+endif()

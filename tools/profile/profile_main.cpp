@@ -1,6 +1,6 @@
-// vtp-profile: the offline chunk profiler. It measures the terrain layer, the mesher, the broadphase masks and the
-// colliders (build, bytes, queries and the cache), each next to Bullet where Bullet has a counterpart; optionally a
-// CSV row per surface chunk and a self-contained HTML report.
+// vtp-profile: the offline chunk profiler. It measures the terrain layer, the mesher, the broadphase masks, the
+// colliders (build, bytes, queries and the cache) and the water query, each next to Bullet where Bullet has a
+// counterpart; optionally a CSV row per surface chunk and a self-contained HTML report.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "report.h"
 #include "terrain_bench.h"
 #include "tool.h"
+#include "water_bench.h"
 
 const char* const kToolName = "vtp-profile";
 
@@ -34,13 +35,14 @@ int toolMain(int argc, char** argv) {
                  "Collider sections: only the chunks whose voxels intersect this box, x0,y0,z0,x1,y1,z1 in voxels, max "
                  "exclusive");
   app.add_option("--seed", seed,
-                 "Seed for the order boxes are measured in, the white-noise mesher box and the masks' bodies and edits")
+                 "Seed for the order boxes are measured in, the white-noise mesher box, the masks' bodies and edits "
+                 "and the water's bodies")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--sections", sections,
                  "Measure only these sections, comma-separated (default: all): terrain, mesh, masks, colliders (with "
-                 "ratios, mismatches and cache)")
+                 "ratios, mismatches and cache), water")
       ->delimiter(',')
-      ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders"}));
+      ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders", "water"}));
   if (auto code = parseArgs(app, argc, argv)) return *code;
   const auto wanted = [&](const char* section) {
     return sections.empty() || std::find(sections.begin(), sections.end(), section) != sections.end();
@@ -72,6 +74,11 @@ int toolMain(int argc, char** argv) {
     auto masks = benchMasks(world_path, seed);
     if (!masks) return fail(kToolName, masks.error());
     report["masks"] = masks.value();
+  }
+  if (wanted("water")) {
+    auto water = benchWater(world_path, seed);
+    if (!water) return fail(kToolName, water.error());
+    report["water"] = water.value();
   }
   // A progress bar on stderr when it is a terminal.
   Progress progress;
