@@ -1,12 +1,12 @@
 // Submerged volume and centre of buoyancy (water.h). The shape is cut into parallel chords over a quadrature of its
-// cross-section (shape_chords.h); each chord is walked through the water voxels of the chunks the mask index reports with water, and
-// the lengths it spends in water (water_voxels.h) are exact, so the only approximation is the 2D quadrature, whose
-// integrand is continuous with kinks where a chord's end crosses the water surface (error O(h^2) for sample spacing
-// h). Chords run along one of the body's own axes, so the cross-section is an exact domain (no partly covered samples
-// at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a step). Where
-// the water around a body is a level pool (water_voxels.h: a lake's surface over its bed), most chords' wet parts come
-// from the surface and the bed's height alone, without the walk, and equal the walk's; four chords at a time, as a
-// shape's chords are parallel.
+// cross-section (shape_chords.h); each chord is walked through the water voxels of the chunks the mask index reports
+// with water, and the lengths it spends in water (water_voxels.h) are exact, so the only approximation is the 2D
+// quadrature, whose integrand is continuous with kinks where a chord's end crosses the water surface (error O(h^2) for
+// sample spacing h). Chords run along one of the body's own axes, so the cross-section is an exact domain (no partly
+// covered samples at a box's sides), and the steepest one, so no chord lies level in the surface (wholly wet or dry: a
+// step). Where the water around a body is a level pool (water_voxels.h: a lake's surface over its bed), most chords'
+// wet parts come from the surface and the bed's height alone, without the walk, and equal the walk's; four chords at a
+// time, as a shape's chords are parallel.
 #include "vtp/physics/water.h"
 
 #include <algorithm>

@@ -170,7 +170,7 @@ TEST_CASE("Level pools: one column, voxel by voxel") {
   CHECK(!pool({kRockVoxel, kAirVoxel}, p));              // no water
 }
 
-TEST_CASE("Parallel segments: wetMomentsParallel gives each segment what clipToBlock and wetMoments give, bit for bit") {
+TEST_CASE("Parallel segments: wetMomentsParallel, bit for bit what clipToBlock and wetMoments give each") {
   std::mt19937_64 rng(0x5eed'c0de);
   auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
