@@ -189,6 +189,22 @@ TEST_CASE("buildChunkMasks") {
     }
   }
 
+  SUBCASE("non-canonical air (occupancy >= 128, which World never holds) never makes a tag, only conservative bits") {
+    // buildChunkMasks reads solid-inside from occupancy alone when a box has no water; air of occupancy >= 128 must
+    // still not make a FULL_SOLID box, and in a mixed box may only add solid bits.
+    constexpr Voxel kHeavyAir{0, 200};
+    Box box = uniformBox(kHeavyAir);
+    box[std::size_t(maskBoxIndex(4, 4, 4))] = kRock;
+    for (const Box& b : {uniformBox(kHeavyAir), box}) {
+      auto m = vtp::physics::buildChunkMasks(b);
+      REQUIRE(m.ok());
+      const ChunkMasks exact = vtp::test::referenceMasks(b);
+      CHECK(m->tag == exact.tag);
+      for (std::size_t y = 0; y < 8; ++y) CHECK((m->solid[y] & exact.solid[y]) == exact.solid[y]);
+      CHECK(m->water == exact.water);
+    }
+  }
+
   SUBCASE("solid next to water is MIXED and both masks match the reference") {
     // A lake bed: rock below y = 5 (box coordinates), water above.
     Box lake = uniformBox(kWaterFull);
