@@ -68,8 +68,9 @@ inline void transpose8(__m256 (&r)[8]) {
 
 // Writes the three corners of each triangle in `lanes`, scaled to world units, at vertices[3 (found + i)...] for the
 // i-th set lane, for the ids that fit in `id_room`. With room for 8 more triangles there is no branch on the lanes:
-// the set lanes are compressed to the front (a permutation from PEXT), transposed to one triangle per register (8 of
-// its 9 floats; the ninth stored alone), and 8 triangles are written; those past the set lanes lie past the count.
+// the 8 lanes are transposed to one triangle per register (8 of its 9 floats; the ninth stored alone) and every lane
+// is written, in order, to the slot of its rank among the set lanes. A clear lane's slot is the next set lane's,
+// which overwrites it, or lies past the count. (Compressing the set lanes first cost 9 cross-lane permutes a block.)
 void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_room, int found, const Corner (&c)[3],
                     float scale, unsigned lanes) {
   static_assert(sizeof(std::array<float, 3>) == 3 * sizeof(float));
@@ -80,18 +81,17 @@ void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_roo
   }
   const auto at = std::size_t(found);
   if (at + kTriangleBlock <= id_room && 3 * (at + kTriangleBlock) <= vertices.size()) {
-    const std::uint64_t bytes = _pdep_u64(lanes, 0x0101010101010101ull) * 0xFF;  // 0xFF in each set lane's byte
-    const __m256i pick =
-        _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(std::int64_t(_pext_u64(0x0706050403020100ull, bytes))));
     __m256 rows[8];
-    for (int i = 0; i < 8; ++i) rows[i] = _mm256_permutevar8x32_ps(v[i], pick);
-    alignas(32) float ninth[8];
-    _mm256_store_ps(ninth, _mm256_permutevar8x32_ps(v[8], pick));
+    std::copy(v, v + 8, rows);
     transpose8(rows);
+    alignas(32) float ninth[8];
+    _mm256_store_ps(ninth, v[8]);
     float* out = vertices[3 * at].data();
+    unsigned rank = 0;
     for (int t = 0; t < 8; ++t) {
-      _mm256_storeu_ps(out + 9 * t, rows[t]);
-      out[9 * t + 8] = ninth[t];
+      _mm256_storeu_ps(out + 9 * rank, rows[t]);
+      out[9 * rank + 8] = ninth[t];
+      rank += (lanes >> t) & 1u;
     }
     return;
   }
@@ -174,7 +174,7 @@ int Collider::gather(const GridBox& box, std::span<std::uint16_t> ids, std::span
           out = _mm256_or_si256(out, _mm256_or_si256(_mm256_cmpgt_epi32(mn, hi32[a]), _mm256_cmpgt_epi32(lo32[a], mx)));
         }
         const unsigned hits = ~unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(out))) & block;
-        if (want_vertices && hits != 0) appendVertices(vertices, ids.size(), found, c, scale, hits);
+        if (want_vertices) appendVertices(vertices, ids.size(), found, c, scale, hits);  // no branch on `hits` either
         found = appendIds(ids, found, t, hits);  // no branch on `hits` (with room for 8 more ids)
       }
     }
