@@ -46,8 +46,8 @@ inline constexpr int kMaskBoxVolume = 1000;
 
 /// Builds a chunk's masks from its 10^3 box with bit operations (no per-voxel branches). Error (kInvalidArgument)
 /// when the box does not hold exactly 1000 voxels. Thread-safe (no shared state). Exact for voxels in canonical form
-/// (air has occupancy 0), as World returns them; an air voxel of occupancy >= 128 may set solid bits of a kMixed box
-/// (never a tag), which keeps the masks conservative.
+/// (air has occupancy 0), as World returns them; an air voxel of occupancy >= 128 may set solid bits (so an otherwise
+/// empty box may come out kMixed), never a FULL tag and never fewer bits: the masks stay conservative.
 Result<ChunkMasks> buildChunkMasks(std::span<const terrain::Voxel> box);
 
 }  // namespace vtp::physics
