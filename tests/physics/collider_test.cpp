@@ -430,6 +430,59 @@ TEST_CASE("collider: box gathers equal the exact overlap set, with vertices") {
   }
 }
 
+TEST_CASE("collider: box gathers into short buffers write what fits and nothing past either span") {
+  // ids and vertices spans of every size around the count, vertices shorter than 3 per id and not a multiple of 3:
+  // the count is still the total, the ids that fit are written, and the vertices of those whose 3 entries fit; the
+  // entries past each span (canaries) are never touched. (Found in review: the tests only passed 3 vertices per id,
+  // so dropping either guard on the vertices' room passed them.)
+  constexpr double kVoxel = 1.0;
+  auto world = randomWorld(43, kVoxel, 40);
+  std::mt19937_64 rng(5);
+  constexpr std::uint16_t kIdCanary = 0xBEEF;
+  constexpr float kVertexCanary = -12345.0f;
+  constexpr std::size_t kCanaries = 48;
+  int checked = 0;
+  for (const Built& b : buildAll(*world, {kLeafTriangles, 32})) {
+    const Collider& c = *b.collider;
+    const P3 origin = vtp::oracle::chunkOrigin(c, kVoxel);
+    P3 lo, hi;
+    worldBounds(c, kVoxel, lo, hi);
+    for (int i = 0; i < 4; ++i) {
+      const P3 centre = uniformIn(rng, lo, hi);
+      const double half = i % 2 == 0 ? 1.0 : 3.0;
+      const P3 bmin{centre[0] - half, centre[1] - half, centre[2] - half};
+      const P3 bmax{centre[0] + half, centre[1] + half, centre[2] + half};
+      auto grid = gridBoxOf(bmin, bmax, c.chunk(), kVoxel);
+      REQUIRE(grid.ok());
+      const std::vector<std::uint16_t> want = vtp::oracle::overlapping(c, bmin, bmax, kVoxel);
+      const std::size_t n = want.size();
+      for (const std::size_t id_size : {std::size_t(0), std::size_t(1), n / 2, n, n + 8}) {
+        for (const std::size_t vertex_size : {std::size_t(0), std::size_t(1), std::size_t(4), 3 * id_size / 2 + 1,
+                                              3 * id_size - std::min<std::size_t>(3 * id_size, 1), 3 * n + 24}) {
+          std::vector<std::uint16_t> ids(id_size + kCanaries, kIdCanary);
+          constexpr std::array<float, 3> kCanary{kVertexCanary, kVertexCanary, kVertexCanary};
+          std::vector<std::array<float, 3>> verts(vertex_size + kCanaries, kCanary);
+          const int count = c.gather(*grid, std::span(ids).first(id_size), std::span(verts).first(vertex_size), kVoxel);
+          REQUIRE(count == int(n));
+          const std::size_t written = std::min(n, id_size);
+          CHECK(std::equal(want.begin(), want.begin() + std::ptrdiff_t(written), ids.begin()));
+          for (std::size_t j = 0; j < written && 3 * j + 2 < vertex_size; ++j) {
+            const auto v = worldTriangle(c, ids[j], kVoxel);
+            for (std::size_t corner = 0; corner < 3; ++corner)
+              for (std::size_t a = 0; a < 3; ++a)
+                CHECK(double(verts[3 * j + corner][a]) == doctest::Approx(v[corner][a] - origin[a]).epsilon(1e-6));
+          }
+          CHECK(std::count(ids.begin() + std::ptrdiff_t(id_size), ids.end(), kIdCanary) == std::ptrdiff_t(kCanaries));
+          CHECK(std::count(verts.begin() + std::ptrdiff_t(vertex_size), verts.end(), kCanary) ==
+                std::ptrdiff_t(kCanaries));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked > 1000);
+}
+
 TEST_CASE("collider: bad rays and boxes are refused") {
   const ChunkCoord c{0, 0, 0};
   // The error's code: a malformed ray or box is kInvalidArgument even where it is also far away; a well-formed one

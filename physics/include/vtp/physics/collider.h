@@ -164,8 +164,9 @@ class Collider {
   int allHits(const ChunkRay& ray, std::span<RayHit> out) const noexcept;
   /// Ids of the triangles whose integer bounds overlap `box`, in increasing order, into `ids`; with `vertices`
   /// (3 per id, [Unit: world units relative to the chunk origin]) also their positions. Returns how many overlap
-  /// (only the first ids.size() are written; `vertices` needs 3 entries per written id; entries of either past the
-  /// returned count may be overwritten, up to 8 ids and 24 vertices further). An empty box (min > max on an axis)
+  /// (only the first ids.size() are written, and the vertices of those whose 3 entries fit in `vertices`; entries of
+  /// either past the returned count may be overwritten, up to 8 ids and 24 vertices further, but nothing past either
+  /// span). An empty box (min > max on an axis)
   /// gathers nothing; a box past the int16 grid is clamped to it, which changes no answer.
   int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
              double voxel_size = 1.0) const noexcept;
