@@ -23,9 +23,10 @@ static_assert(kTriangleBlock == 8, "a block is one AVX2 register of int32 lanes"
 template <bool kReorder>
 [[gnu::always_inline]] inline Corner loadCornerWith(const std::int16_t* positions, const std::uint16_t* corner,
                                                     int first, __m256i order) {
+  const std::uint16_t* offsets = corner + first;  // one address, so each lane's offset loads at a constant distance
   long long v[8];
   for (int lane = 0; lane < 8; ++lane) {
-    std::memcpy(&v[lane], positions + (corner[first + lane] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
+    std::memcpy(&v[lane], positions + (offsets[lane] & 0x7FFF), sizeof v[lane]);  // bit 15 is an edge flag
   }
   // Per 128-bit half, shuffle_ps takes 32-bit words 0 and 2 (x | y << 16) or 1 and 3 (z | next << 16) of each
   // source: vertices (0, 1) and (4, 5) in `lo`, (2, 3) and (6, 7) in `hi` come out in order 0..7.
