@@ -36,9 +36,10 @@ constexpr int slot(int w) { return (w % 4) * 4 + w / 4; }
 
 inline __m256i load16(const Voxel* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// 32 voxels -> 32 bits (the low half of the result) by packing 16-bit lanes to bytes, then movemask. Packs
-// interleaves 128-bit lanes, so bytes 1 and 2 of the result hold voxels 16-23 and 8-15; classify() swaps them back.
-
+// Two ways to turn 32 voxels into 32 bits (the low half of the result): pack 16-bit lanes to bytes, then movemask.
+// Packs interleaves 128-bit lanes, so bytes 1 and 2 of the result hold voxels 16-23 and 8-15; classify() swaps them
+// back.
+//
 // Solid-inside in a canonical box without water: the sign of each voxel (occupancy >= 128), which packs keeps. `seen`
 // ORs the voxels clamped to (2, 128) bytewise (material + 256 occupancy), so bit 0 is set only if some voxel is water.
 constexpr std::uint16_t kSolidClamp = 0x8002;
@@ -189,8 +190,8 @@ Result<ChunkMasks> buildChunkMasks(std::span<const Voxel> box) {
     return result;
   }
   // The sign pass; where it saw water, the exact passes. A box that reads as all solid is checked by the exact pass
-  // too, so a non-canonical air voxel of occupancy >= 128 (World never holds one) cannot make a FULL_SOLID tag: in a
-  // mixed box it only sets solid bits, which keeps the masks conservative.
+  // too, so a non-canonical air voxel of occupancy >= 128 (World never holds one) cannot make a FULL_SOLID tag; it
+  // only adds solid bits (an otherwise empty box comes out MIXED), which keeps the masks conservative.
   BitString solid, water;
   __m256i seen = _mm256_setzero_si256();
   classify(box.data(), solid, [&](const Voxel* p) { return signBits32(p, seen); });

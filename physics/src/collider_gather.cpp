@@ -64,8 +64,8 @@ void appendVertices(std::span<std::array<float, 3>> vertices, std::size_t id_roo
   const auto at = std::size_t(found);
   if (at + kTriangleBlock <= id_room && 3 * (at + kTriangleBlock) <= vertices.size()) {
     // 4x4 transposes within each 128-bit half: u[i] holds floats 4 (i / 4) .. + 3 of triangle i % 4 in its low half
-    // and of triangle i % 4 + 4 in its high half, stored as two 16-byte halves per triangle (a full 8x8 transpose
-    // took 8 more cross-lane shuffles, the port this runs short of; 0.97 of its time).
+    // and of triangle i % 4 + 4 in its high half, stored as two 16-byte halves per triangle. A full 8x8 transpose
+    // takes 8 more cross-lane shuffles; this form took 0.97 of its time (data/bench/README.md).
     __m256 u[8];
     for (int h = 0; h < 8; h += 4) {
       const __m256 t0 = _mm256_unpacklo_ps(v[h], v[h + 1]), t1 = _mm256_unpackhi_ps(v[h], v[h + 1]);

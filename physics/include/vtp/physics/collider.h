@@ -166,8 +166,8 @@ class Collider {
   /// (3 per id, [Unit: world units relative to the chunk origin]) also their positions. Returns how many overlap
   /// (only the first ids.size() are written, and the vertices of those whose 3 entries fit in `vertices`; entries of
   /// either past the returned count may be overwritten, up to 8 ids and 24 vertices further, but nothing past either
-  /// span). An empty box (min > max on an axis)
-  /// gathers nothing; a box past the int16 grid is clamped to it, which changes no answer.
+  /// span). An empty box (min > max on an axis) gathers nothing; a box past the int16 grid is clamped to it, which
+  /// changes no answer.
   int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
              double voxel_size = 1.0) const noexcept;
 
