@@ -31,6 +31,12 @@ Status checkBox(const VoxelBox& box, const WorldConfig& config) {
                      std::to_string(config.limits.max_edit_voxels),
                  {}};
   }
+  if (chunkCount(box) > config.limits.max_edit_chunks) {
+    return Error{ErrorCode::kLimitExceeded,
+                 "edit box " + str(box) + " overlaps " + std::to_string(chunkCount(box)) + " chunks, over the cap of " +
+                     std::to_string(config.limits.max_edit_chunks),
+                 {}};
+  }
   return {};
 }
 
@@ -88,6 +94,20 @@ Result<VoxelBox> validateShape(const ShapeEdit& e, const WorldConfig& config) {
 }
 
 }  // namespace
+
+Status BatchTotals::add(const VoxelBox& touched) {
+  m_voxels += touched.volume();
+  m_chunks += chunkCount(touched);
+  if (m_voxels > m_limits.max_batch_voxels) {
+    return Error{ErrorCode::kLimitExceeded,
+                 "batch touches more than the cap of " + std::to_string(m_limits.max_batch_voxels) + " voxels", {}};
+  }
+  if (m_chunks > m_limits.max_batch_chunks) {
+    return Error{ErrorCode::kLimitExceeded,
+                 "batch overlaps more than the cap of " + std::to_string(m_limits.max_batch_chunks) + " chunks", {}};
+  }
+  return {};
+}
 
 Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config) {
   if (const auto* e = std::get_if<ShapeEdit>(&edit)) return validateShape(*e, config);

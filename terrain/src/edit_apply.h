@@ -18,6 +18,20 @@ namespace vtp::terrain {
 /// Checks one edit against the config; on success returns the voxel box it may touch (what the caps count).
 Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config);
 
+/// A batch's running totals against the caps on voxels and chunks touched (EditLimits): add each validated edit's
+/// touched box in order; the first box that takes a total over its cap gets the error. World::apply and
+/// applyEditScript count with it, so both refuse the same edit.
+class BatchTotals {
+ public:
+  explicit BatchTotals(const EditLimits& limits) : m_limits(limits) {}
+  Status add(const VoxelBox& touched);
+
+ private:
+  const EditLimits& m_limits;
+  // Each edit adds at most its caps (validateEdit), at most 2^32 voxels and chunks: no overflow.
+  std::int64_t m_voxels = 0, m_chunks = 0;
+};
+
 /// Edited copies of chunks, keyed by coordinate. Editor-thread only.
 class EditStaging {
  public:

@@ -322,17 +322,11 @@ Result<EditResult> applyEditScript(World& world, const EditScript& script) {
   if (result) return result;
   // World::apply rejected the batch and changed nothing; find the edit to blame with the same checks it made, in
   // the same order (each edit, then the running batch total).
-  std::int64_t total = 0;
+  BatchTotals totals(world.limits());
   for (std::size_t i = 0; i < script.edits.size() && i < script.lines.size(); ++i) {
     Result<VoxelBox> box = validateEdit(script.edits[i], world.config());
     if (!box) return atLine(script.lines[i], box.error());
-    total += box->volume();
-    if (total > world.limits().max_batch_voxels) {
-      return atLine(script.lines[i], Error{ErrorCode::kLimitExceeded,
-                                           "the script touches more than the batch cap of " +
-                                               std::to_string(world.limits().max_batch_voxels) + " voxels",
-                                           {}});
-    }
+    if (Status s = totals.add(*box); !s) return atLine(script.lines[i], s.error());
   }
   return result;
 }

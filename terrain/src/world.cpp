@@ -191,10 +191,12 @@ Status validateConfig(const WorldConfig& config) {
   const EditLimits& l = config.limits;
   if (!std::isfinite(l.max_radius) || l.max_radius <= 0 || l.max_radius > 4096 || l.max_edit_voxels <= 0 ||
       l.max_edit_voxels > (std::int64_t(1) << 32) || l.max_batch_voxels < l.max_edit_voxels ||
-      l.max_batch_voxels > (std::int64_t(1) << 34)) {
+      l.max_batch_voxels > (std::int64_t(1) << 34) || l.max_edit_chunks <= 0 ||
+      l.max_edit_chunks > (std::int64_t(1) << 32) || l.max_batch_chunks < l.max_edit_chunks ||
+      l.max_batch_chunks > (std::int64_t(1) << 34)) {
     return Error{ErrorCode::kInvalidArgument,
                  "edit limits must satisfy 0 < max_radius <= 4096, 0 < max_edit_voxels <= 2^32, "
-                 "max_edit_voxels <= max_batch_voxels <= 2^34",
+                 "max_edit_voxels <= max_batch_voxels <= 2^34, and the same for max_edit_chunks and max_batch_chunks",
                  {}};
   }
   return {};
@@ -237,8 +239,8 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       box.max.y > kReadLimit || box.max.z > kReadLimit) {
     return Error{ErrorCode::kOutOfRange, "readBox: box must lie within |v| <= 2^29", {}};
   }
-  if (box.volume() > m_config.limits.max_edit_voxels) {
-    return Error{ErrorCode::kLimitExceeded, "readBox: box holds more voxels than max_edit_voxels", {}};
+  if (box.volume() > kMaxReadVoxels) {
+    return Error{ErrorCode::kLimitExceeded, "readBox: box holds more than 2^24 voxels", {}};
   }
   if (std::int64_t(out.size()) != box.volume()) {
     return Error{ErrorCode::kInvalidArgument, "readBox: output size does not match the box volume", {}};
@@ -361,7 +363,7 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   std::unique_lock lock(m_edit->mutex);
   std::vector<VoxelBox> touched;
   touched.reserve(batch.size());
-  std::int64_t total = 0;
+  BatchTotals totals(m_config.limits);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Result<VoxelBox> box = validateEdit(batch[i], m_config);
     if (!box) {
@@ -370,12 +372,7 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
       e.message = "edit " + std::to_string(i) + ": " + e.message;
       return e;
     }
-    total += box->volume();
-    if (total > m_config.limits.max_batch_voxels) {
-      return Error{ErrorCode::kLimitExceeded,
-                   "batch touches more than the cap of " + std::to_string(m_config.limits.max_batch_voxels) + " voxels",
-                   {}};
-    }
+    if (Status s = totals.add(*box); !s) return s.error();
     touched.push_back(*box);
   }
 

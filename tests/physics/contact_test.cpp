@@ -25,6 +25,7 @@
 #include "support/random_world.h"
 #include "support/terrain_physics_support.h"
 #include "vtp/physics/collider_builder.h"
+#include "vtp/physics/water.h"
 
 using namespace vtp::terrain;
 using namespace vtp::physics;
@@ -337,6 +338,31 @@ TEST_CASE("contacts: a sphere resting where four chunks meet touches the ground 
       CHECK(p.friction == doctest::Approx(ground.world->materials()[2].friction));
     }
   }
+}
+
+TEST_CASE("physics answers in a world whose edits are capped below a chunk's apron box") {
+  // The masks read 10^3 boxes, contact colliders 12^3, water up to 32^3: none is an edit, so none meets the edit caps.
+  WorldConfig config;
+  config.limits.max_edit_voxels = 512;
+  config.limits.max_batch_voxels = 512;
+  auto world = vtp::test::makeWorld(config);
+  for (int x = -16; x < 16; x += 8) {
+    for (int z = -16; z < 16; z += 8) {
+      REQUIRE(world->fillBox({{x, -8, z}, {x + 8, 0, z + 8}}, 2).ok());
+      if (x >= 8) REQUIRE(world->fillBox({{x, 0, z}, {x + 8, 8, z + 8}}, kWaterMaterial).ok());
+    }
+  }
+  auto physics = vtp::test::makePhysics(*world);
+  CHECK(physics->masks().stats().entries > 0);
+  WorldRayHit hit;
+  REQUIRE(physics->raycastClosest({{0.5, 5, 0.5}, {0, -1, 0}, 10}, hit).value());
+  CHECK(hit.hit.point[1] == doctest::Approx(0).scale(1).epsilon(1e-4));
+  std::vector<ChunkManifold> out;
+  REQUIRE(physics->contacts(ConvexShape::sphere(0.5), Pose{{0.5, 0.4, 0.5}}, out).ok());
+  CHECK_FALSE(out.empty());
+  auto wet = submerged(*physics, ConvexShape::sphere(1), Pose{{12, 4, 0}});
+  REQUIRE(wet.ok());
+  CHECK(wet->volume == doctest::Approx(wet->shape_volume).epsilon(0.05));
 }
 
 TEST_CASE("contacts: a box resting on flat ground gets its four corners at ground height") {

@@ -30,6 +30,23 @@ TEST_CASE("coordinates: a chunk's box grown by an apron, negative chunks include
   CHECK(grown(grown(chunkBox({3, -4, 5}), 2), -2) == chunkBox({3, -4, 5}));
 }
 
+TEST_CASE("coordinates: the chunks a box overlaps, against counting them one by one") {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int32_t> at(-40, 40), size(0, 30);
+  for (int i = 0; i < 2000; ++i) {
+    const VoxelCoord lo{at(rng), at(rng), at(rng)};
+    const VoxelBox box{lo, {lo.x + size(rng), lo.y + size(rng), lo.z + size(rng)}};
+    std::int64_t overlapped = 0;
+    for (std::int32_t cz = -6; cz <= 10; ++cz)
+      for (std::int32_t cy = -6; cy <= 10; ++cy)
+        for (std::int32_t cx = -6; cx <= 10; ++cx) overlapped += !intersect(chunkBox({cx, cy, cz}), box).empty();
+    REQUIRE(chunkCount(box) == overlapped);
+  }
+  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min(), kMax = std::numeric_limits<std::int32_t>::max();
+  CHECK(chunkCount({{kMin, kMin, kMin}, {kMax, kMax, kMax}}) == std::numeric_limits<std::int64_t>::max());
+  CHECK(chunkCount({{kMin, 0, 0}, {kMax, 1, 1}}) == std::int64_t(1) << 29);
+}
+
 TEST_CASE("World") {
   auto world = vtp::test::makeWorld();
 
@@ -338,6 +355,15 @@ TEST_CASE("World rejects bad edits and changes nothing") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::kLimitExceeded);
   }
+  SUBCASE("chunks over the cap: a thin box within the voxel cap, alone or in a batch") {
+    rejects(ShapeEdit{BoxShape{{0, 0, 0}, {1, 1, 1 << 20}}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
+    rejects(ReplaceEdit{{{-65536, 0, 0}, {65536, 1, 16}}, 2, 3}, ErrorCode::kLimitExceeded);  // 16384 x 1 x 2 chunks
+    std::vector<EditCommand> batch(5, ShapeEdit{BoxShape{{0, 0, 0}, {1, 1, 8 << 14}}, EditOp::kFill, 2});
+    auto r = world->apply(batch);  // each edit at the chunk cap, the batch over its own
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::kLimitExceeded);
+    CHECK(r.error().message.find("chunks") != std::string::npos);
+  }
   SUBCASE("coordinates outside storage") {
     rejects(ShapeEdit{SphereShape{{double(kStorageLimit), 0, 0}, 2}, EditOp::kFill, 2}, ErrorCode::kOutOfRange);
     rejects(ShapeEdit{SphereShape{{0, -1e300, 0}, 2}, EditOp::kFill, 2}, ErrorCode::kOutOfRange);
@@ -389,6 +415,32 @@ TEST_CASE("World creation") {
     c = WorldConfig{};
     c.limits.max_batch_voxels = 10;
     CHECK(World::create(c).error().code == ErrorCode::kInvalidArgument);
+    c = WorldConfig{};
+    c.limits.max_edit_chunks = 0;
+    CHECK(World::create(c).error().code == ErrorCode::kInvalidArgument);
+    c = WorldConfig{};
+    c.limits.max_batch_chunks = c.limits.max_edit_chunks - 1;
+    CHECK(World::create(c).error().code == ErrorCode::kInvalidArgument);
+  }
+  SUBCASE("an edit at the chunk cap applies; one chunk more does not") {
+    WorldConfig c;
+    c.limits.max_edit_chunks = 4;
+    auto world = vtp::test::makeWorld(c);
+    CHECK(world->fillBox({{-8, 0, 0}, {8, 16, 1}}, 2).ok());
+    CHECK(world->fillBox({{-8, 0, 0}, {9, 16, 1}}, 2).error().code == ErrorCode::kLimitExceeded);
+  }
+  SUBCASE("reads are not capped by the edit limits: a world of small edits reads a chunk's 12^3 box") {
+    WorldConfig c;
+    c.limits.max_edit_voxels = 64;
+    c.limits.max_batch_voxels = 64;
+    auto world = vtp::test::makeWorld(c);
+    REQUIRE(world->fillBox({{0, 0, 0}, {4, 4, 4}}, 2).ok());
+    CHECK(world->fillBox({{0, 0, 0}, {5, 4, 4}}, 2).error().code == ErrorCode::kLimitExceeded);
+    std::vector<Voxel> box(12 * 12 * 12);
+    REQUIRE(world->readBox(grown(chunkBox({0, 0, 0}), 2), box).ok());
+    CHECK(box[std::size_t(2 + 12 * (2 + 12 * 2))] == Voxel{2, 255});
+    std::vector<Voxel> none;
+    CHECK(world->readBox({{0, 0, 0}, {257, 256, 256}}, none).error().code == ErrorCode::kLimitExceeded);
   }
   SUBCASE("honours configured caps") {
     WorldConfig c;

@@ -21,6 +21,11 @@ struct EditLimits {
   double max_radius = 64.0;                      ///< Sphere and cylinder radius cap. [Unit: voxel]
   std::int64_t max_edit_voxels = 1 << 22;        ///< Voxels one edit may touch (its voxel bounding box).
   std::int64_t max_batch_voxels = 1 << 24;       ///< Voxels a batch may touch, summed over its edits.
+  /// Chunks one edit's voxel bounding box may overlap. What an edit costs (time, and memory for every chunk it makes
+  /// non-uniform) grows with its chunks, not only its voxels: a 1-voxel-thick column 2^22 voxels long stays within
+  /// the voxel cap and would overlap 2^19 chunks. A cube within the default voxel cap overlaps at most 22^3 = 10,648.
+  std::int64_t max_edit_chunks = 1 << 14;
+  std::int64_t max_batch_chunks = 1 << 16;       ///< Chunks a batch may overlap, summed over its edits.
 };
 
 /// What a shape edit does to the voxels it covers.

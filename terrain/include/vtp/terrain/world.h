@@ -131,10 +131,13 @@ class World {
 
   /// Copies the voxels of `box` into `out`, x fastest, then y, then z: out[(x-min.x) + sx*((y-min.y) + sy*(z-min.z))].
   /// Voxels outside storage read as air. kInvalidArgument when out.size() != box.volume() or the box is empty;
-  /// kOutOfRange when a corner lies beyond |v| <= 2^29; kLimitExceeded when box.volume() exceeds
-  /// limits().max_edit_voxels. Hot path: a chunk plus a 1- or 2-voxel apron (10^3, 12^3) has its own fixed-size path.
+  /// kOutOfRange when a corner lies beyond |v| <= 2^29; kLimitExceeded when box.volume() exceeds kMaxReadVoxels
+  /// (whatever the edit limits: physics reads boxes of up to 32^3 voxels in a world whose edits may be capped far
+  /// lower). Hot path: a chunk plus a 1- or 2-voxel apron (10^3, 12^3) has its own fixed-size path.
   /// Lock-free; never allocates for boxes up to 8 chunks wide.
   Status readBox(const VoxelBox& box, std::span<Voxel> out) const;
+  /// The largest box readBox reads: a read pins the chunk versions it sees until it returns, so its length is capped.
+  static constexpr std::int64_t kMaxReadVoxels = std::int64_t(1) << 24;
 
   /// The current version of chunk c, or nullptr when it is air. Valid while `guard` lives.
   const Chunk* chunk(const ReadGuard& guard, ChunkCoord c) const;
