@@ -139,13 +139,17 @@ void writeSegment(__m128i lo, __m128i hi, __m128i base, ChunkRay& r) {
   const __m256d magnitude_d = _mm256_andnot_pd(sign, direction);
   const __m128d m2 = _mm_max_pd(_mm256_castpd256_pd128(magnitude_d), _mm256_extractf128_pd(magnitude_d, 1));
   const double d_max = _mm_cvtsd_f64(_mm_max_sd(m2, _mm_unpackhi_pd(m2, m2)));
-  if (d_max == 0) [[unlikely]] return rayError(ErrorCode::kInvalidArgument, "the direction is zero");
+  // t_per_s below is infinite for a zero direction, and for one so small (below about 1e-308 x voxel_size) that t
+  // could not be given in the caller's units.
+  r.t_per_s = (voxel_size / kGridScale) / d_max;
+  if (!(r.t_per_s <= std::numeric_limits<double>::max())) [[unlikely]] {
+    return rayError(ErrorCode::kInvalidArgument, "the direction is zero, or too small for t to be finite");
+  }
   const __m256d d_max4 = _mm256_set1_pd(d_max);
   const __m256d unit = _mm256_div_pd(direction, d_max4);
   const __m256d reciprocal = _mm256_div_pd(d_max4, direction);  // +-inf for a zero component, replaced below
   r.world = ray;
   r.voxel_size = voxel_size;
-  r.t_per_s = (voxel_size / kGridScale) / d_max;
   r.max_t = float(ray.max_t * d_max * scale);
   const __m256d whole = _mm256_floor_pd(o);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(r.origin_int.data()),

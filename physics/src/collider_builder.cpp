@@ -26,6 +26,9 @@ ColliderBuilder::~ColliderBuilder() = default;
 Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk,
                                                          ColliderUse use) {
   const int triangles = mesh.owned_triangle_count;
+  if (mesh.triangle_count < 0 || mesh.triangle_count > mesher::kMaxWideTriangles) {
+    return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: triangle_count is out of range", {}};
+  }
   if (triangles < 0 || triangles > mesh.triangle_count || std::size_t(3 * mesh.triangle_count) > mesh.indices.size() ||
       std::size_t(mesh.triangle_count) > mesh.materials.size() || mesh.vertex_count < 0 ||
       std::size_t(mesh.vertex_count) > mesh.vertices.size() || triangles > mesher::kMaxTriangles) {
@@ -69,6 +72,12 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   _mm_store_si128(reinterpret_cast<__m128i*>(lo_all), all_min);
   _mm_store_si128(reinterpret_cast<__m128i*>(hi_all), all_max);
   const std::array<std::int16_t, 6> all{lo_all[0], lo_all[1], lo_all[2], hi_all[0], hi_all[1], hi_all[2]};
+  // The stored vertices (the owned triangles') within the mesher's range: the query kernels' integer products
+  // (makeHit's normal) count on coordinates below 2^14 in magnitude.
+  if (triangles > 0 && (std::min({all[0], all[1], all[2]}) < mesher::kMinPosition ||
+                        std::max({all[3], all[4], all[5]}) > mesher::kMaxPosition)) {
+    return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a vertex lies outside -1535..9727", {}};
+  }
   // Used vertices, renumbered in their original order.
   int vertices = 0;
   for (std::int32_t& r : m_remap)

@@ -53,10 +53,14 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
                        hit.starts_in_water = w0 == 0;
                        hit.normal = {0, 0, 0};
                        if (hit.starts_in_water) {
-                         const double len = std::sqrt(ray.direction[0] * ray.direction[0] +
-                                                      ray.direction[1] * ray.direction[1] +
-                                                      ray.direction[2] * ray.direction[2]);
-                         for (std::size_t a = 0; a < 3; ++a) hit.normal[a] = -ray.direction[a] / len + 0.0;  // no -0
+                         // Over the largest component first: the squares of a direction of 1e-200 or 1e200 would
+                         // underflow or overflow (prepareRay refused a zero one).
+                         const double largest = std::max({std::abs(ray.direction[0]), std::abs(ray.direction[1]),
+                                                          std::abs(ray.direction[2])});
+                         const std::array<double, 3> u{ray.direction[0] / largest, ray.direction[1] / largest,
+                                                       ray.direction[2] / largest};
+                         const double len = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+                         for (std::size_t a = 0; a < 3; ++a) hit.normal[a] = -u[a] / len + 0.0;  // no -0
                        } else if (how == water::WetStart::kSurface) {
                          hit.normal[1] = 1;
                        } else {

@@ -497,6 +497,11 @@ TEST_CASE("collider: bad rays and boxes are refused") {
   CHECK(rayCode(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
   CHECK(rayCode(Ray{{kNaN, 0, 0}, {1, 0, 0}, 1}, far_chunk, 1.0) == ErrorCode::kInvalidArgument);
   CHECK(rayCode(Ray{{0, 0, 0}, {0, 0, 0}, 1}, c, 1.0) == ErrorCode::kInvalidArgument);
+  // Directions too small for t to be finite (t = s x voxel_size / 1024 / the largest component); 1e-300 works.
+  CHECK(rayCode(Ray{{0.5, 0, 0.5}, {0, -5e-324, 0}, 1e308}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0.5, 0, 0.5}, {1e-320, -5e-324, 0}, 1e300}, c, 1.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0.5, 0, 0.5}, {0, -1e-310, 0}, 1e300}, c, 1000.0) == ErrorCode::kInvalidArgument);
+  CHECK(rayCode(Ray{{0.5, 0, 0.5}, {0, -1e-300, 0}, 1e300}, c, 1.0) == std::nullopt);
   CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, -1}, c, 1.0) == ErrorCode::kInvalidArgument);
   CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, kNaN}, c, 1.0) == ErrorCode::kInvalidArgument);
   CHECK(rayCode(Ray{{0, 0, 0}, {1, 0, 0}, kInf}, c, 1.0) == ErrorCode::kInvalidArgument);
@@ -667,6 +672,49 @@ TEST_CASE("collider builder: an index past vertex_count is refused, in a neighbo
     CHECK(built.error().code == vtp::ErrorCode::kInvalidArgument);
   }
   CHECK(builder.build(mesh, {0, 0, 0}).ok());  // the builder is still usable
+}
+
+TEST_CASE("collider builder: counts beyond the mesh's kind and vertices outside the mesher's range are refused") {
+  using vtp::mesher::kMaxPosition;
+  using vtp::mesher::kMinPosition;
+  ColliderBuilder builder;
+  vtp::mesher::ChunkMesh huge;
+  for (const int count : {-1, vtp::mesher::kMaxWideTriangles + 1, std::numeric_limits<int>::max()}) {
+    huge.triangle_count = count;  // no owned triangle, no vertex: only the count is wrong
+    auto built = builder.build(huge, {0, 0, 0});
+    REQUIRE_FALSE(built.ok());
+    CHECK(built.error().code == vtp::ErrorCode::kInvalidArgument);
+  }
+  // One triangle spanning the range on two axes; each axis in turn pushed one unit past either end.
+  auto triangle = [](int axis, std::int16_t lo, std::int16_t hi) {
+    vtp::mesher::ChunkMesh m;
+    const int u = (axis + 1) % 3;
+    std::array<std::int16_t, 3> a{}, b{}, c{};
+    a[std::size_t(axis)] = lo, b[std::size_t(axis)] = hi, c[std::size_t(axis)] = lo;
+    c[std::size_t(u)] = hi;
+    m.vertices[0] = {a[0], a[1], a[2], 0}, m.vertices[1] = {b[0], b[1], b[2], 0}, m.vertices[2] = {c[0], c[1], c[2], 0};
+    m.indices[0] = 0, m.indices[1] = 1, m.indices[2] = 2;
+    m.materials[0] = 2;
+    m.vertex_count = 3, m.triangle_count = m.owned_triangle_count = 1;
+    return m;
+  };
+  for (int axis = 0; axis < 3; ++axis) {
+    for (const ColliderUse use : {ColliderUse::kQueries, ColliderUse::kContacts}) {
+      CHECK(builder.build(triangle(axis, kMinPosition, kMaxPosition), {0, 0, 0}, use).ok());
+      CHECK_FALSE(builder.build(triangle(axis, kMinPosition - 1, kMaxPosition), {0, 0, 0}, use).ok());
+      CHECK_FALSE(builder.build(triangle(axis, kMinPosition, kMaxPosition + 1), {0, 0, 0}, use).ok());
+      CHECK_FALSE(builder.build(triangle(axis, -32768, 32767), {0, 0, 0}, use).ok());
+    }
+  }
+  // A ray onto the largest accepted triangle: its normal's integer products stay in range (UBSan checks).
+  auto built = builder.build(triangle(1, kMinPosition, kMaxPosition), {0, 0, 0}, ColliderUse::kQueries);
+  REQUIRE(built.ok());
+  const auto ray = prepareRay(Ray{{-1, 2, 3}, {1, 0, 0}, 10}, {0, 0, 0}, 1.0);  // the triangle lies in x = 0
+  REQUIRE(ray.ok());
+  RayHit hit;
+  REQUIRE((*built)->closestHit(*ray, hit));
+  CHECK(hit.t == doctest::Approx(1.0));
+  CHECK(std::abs(hit.normal[0]) == doctest::Approx(1.0));
 }
 
 TEST_CASE("collider builder: a collider for queries is the contacts' collider without the edge flags") {

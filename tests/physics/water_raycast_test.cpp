@@ -142,6 +142,21 @@ TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
     CHECK(hit.normal == std::array<double, 3>{0, -1, 0});
     CHECK(!raycastWater(*physics, {{1.5, 10, 2.5}, {0, -1, 0}, 10.5}, hit).value());
   }
+  SUBCASE("starting in water, the normal is the unit reverse direction however long or short the direction") {
+    const double s = std::sqrt(0.5);
+    const std::array<std::pair<Ray, std::array<double, 3>>, 4> cases{{
+        {{{1.5, -4, 2.5}, {0, -1e-200, 0}, 1}, {0, 1, 0}},
+        {{{1.5, -4, 2.5}, {1e-200, -1e-200, 0}, 1}, {-s, s, 0}},
+        {{{1.5, -4, 2.5}, {0, -1e200, 0}, 1e-200}, {0, 1, 0}},
+        {{{1.5, -4, 2.5}, {3e200, 0, -3e200}, 1e-200}, {-s, 0, s}},
+    }};
+    for (const auto& [ray, normal] : cases) {
+      WaterHit hit;
+      REQUIRE(raycastWater(*physics, ray, hit).value());
+      CHECK(hit.starts_in_water);
+      for (std::size_t a = 0; a < 3; ++a) CHECK(hit.normal[a] == doctest::Approx(normal[a]).epsilon(1e-12));
+    }
+  }
   SUBCASE("a ray starting deep in a lake, in a chunk whose whole 10^3 box is water (FULL_WATER), hits at t = 0") {
     REQUIRE(world->fillBox(VoxelBox{{-32, -32, -32}, {32, -1, 32}}, kWaterMaterial).ok());
     WaterHit hit;

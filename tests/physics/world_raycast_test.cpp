@@ -172,6 +172,11 @@ TEST_CASE("world raycast: bad rays are refused") {
   WorldRayHit hit;
   CHECK_FALSE(physics->raycastClosest({{nan, 0, 0}, {1, 0, 0}, 1}, hit).ok());
   CHECK_FALSE(physics->raycastAny({{0, 0, 0}, {0, 0, 0}, 1}).ok());
+  // A direction too small for t to be finite: refused, not a hit at t = NaN.
+  REQUIRE(world->fillBox(VoxelBox{{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+  auto tiny = physics->raycastClosest({{0.5, 0, 0.5}, {0, -5e-324, 0}, 1e308}, hit);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.error().code == vtp::ErrorCode::kInvalidArgument);
   std::vector<WorldRayHit> all;
   CHECK_FALSE(physics->raycastAll({{1e9, 0, 0}, {1, 0, 0}, 1}, all).ok());
   CHECK(physics->raycastAny({{0, 0, 0}, {1, 0, 0}, 1}).ok());

@@ -75,6 +75,8 @@ struct Vertex {
   friend constexpr bool operator==(const Vertex&, const Vertex&) = default;
 };
 static_assert(sizeof(Vertex) == 8);
+/// The range of a vertex coordinate (Vertex). [Unit: 1/1024 voxel]
+inline constexpr int kMinPosition = -1535, kMaxPosition = 9727;
 
 /// The most triangles a 10^3 box can produce (2 per owned edge) and a 12^3 box (2 per edge with its lower end in the
 /// chunk's 10^3 neighbourhood).

@@ -31,7 +31,8 @@ class ColliderBuilder {
   /// vertices are dropped, the rest keep their order.
   /// With ColliderUse::kQueries the edge flags are not computed (all 0; the neighbours' triangles are then not needed,
   /// and the mesh of the chunk's 10^3 box gives the same collider otherwise).
-  /// Errors (kInvalidArgument): counts beyond the mesh's buffers or an index past vertex_count.
+  /// Errors (kInvalidArgument): counts beyond the mesh's buffers or its kind (kMaxWideTriangles), an index past
+  /// vertex_count, an owned triangle's vertex outside the mesher's range (kMinPosition..kMaxPosition).
   Result<std::unique_ptr<Collider>> build(const mesher::ChunkMesh& mesh, terrain::ChunkCoord chunk,
                                           ColliderUse use = ColliderUse::kContacts);
 
