@@ -3,6 +3,7 @@
 #include "vtp/physics/bullet_terrain.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "bullet_terrain_state.h"
 
@@ -86,7 +87,8 @@ Result<std::unique_ptr<BulletTerrain>> BulletTerrain::attach(TerrainPhysics& phy
                                                              BulletTerrainOptions options) {
   if (!dynamic_cast<btCollisionDispatcher*>(world.getDispatcher()))
     return Error{ErrorCode::kInvalidArgument, "the world's dispatcher must be a btCollisionDispatcher", {}};
-  if (!(options.max_reuse_distance >= 0) || !(options.max_reuse_angle >= 0))
+  auto tolerance = [](double v) { return std::isfinite(v) && v >= 0; };
+  if (!tolerance(options.max_reuse_distance) || !tolerance(options.max_reuse_angle))
     return Error{ErrorCode::kInvalidArgument, "contact reuse tolerances must be finite and >= 0", {}};
   auto state = std::make_unique<State>(physics, world, options);
   state->create_terrain_first.reset(newTerrainCreateFunc(*state, true));

@@ -69,19 +69,30 @@ Result<Submersion> applyBuoyancy(const TerrainPhysics& physics, btRigidBody& bod
   Result<Submersion> sub = submerged(physics, *shape, pose);
   if (!sub || sub->volume <= 0 || body.getInvMass() == 0) return sub;
 
-  body.activate();
   const double f = sub->volume / sub->shape_volume;
   const auto& g = options.gravity;
   const double lift = -options.fluid_density * sub->volume;
   const btVector3 at(btScalar(sub->centre[0] - origin.x()), btScalar(sub->centre[1] - origin.y()),
                      btScalar(sub->centre[2] - origin.z()));
-  body.applyForce(btVector3(btScalar(lift * g[0]), btScalar(lift * g[1]), btScalar(lift * g[2])), at);
+  const btVector3 buoyancy(btScalar(lift * g[0]), btScalar(lift * g[1]), btScalar(lift * g[2]));
   const double mass = 1.0 / body.getInvMass();
-  body.applyCentralForce(body.getLinearVelocity() * btScalar(-options.linear_drag * f * mass));
-  // Angular drag needs the inertia: skip it when rotation is locked (a singular inverse inertia).
+  const btVector3 drag = body.getLinearVelocity() * btScalar(-options.linear_drag * f * mass);
+  // Angular drag needs the inertia: none when rotation is locked (a singular inverse inertia).
   const btMatrix3x3& inv_inertia = body.getInvInertiaTensorWorld();
-  if (std::abs(inv_inertia.determinant()) > 1e-30f)
-    body.applyTorque(inv_inertia.inverse() * body.getAngularVelocity() * btScalar(-options.angular_drag * f));
+  const btVector3 torque = std::abs(inv_inertia.determinant()) > 1e-30f
+                               ? inv_inertia.inverse() * body.getAngularVelocity() * btScalar(-options.angular_drag * f)
+                               : btVector3(0, 0, 0);
+  // Finite options can still give forces beyond a float (a density of 1e300, a gravity of 1e39): refused before the
+  // body is touched, as an infinite force would poison it at the next step.
+  for (const btVector3* v : {&buoyancy, &drag, &torque}) {
+    if (!std::isfinite(v->x()) || !std::isfinite(v->y()) || !std::isfinite(v->z())) {
+      return bad("the forces are not finite in single precision (options or the body's velocity too large)");
+    }
+  }
+  body.activate();
+  body.applyForce(buoyancy, at);
+  body.applyCentralForce(drag);
+  body.applyTorque(torque);
   return sub;
 }
 

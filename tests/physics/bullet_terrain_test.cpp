@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/terrain_physics_support.h"
 
 using namespace vtp::terrain;
 using namespace vtp::physics;
@@ -314,4 +315,25 @@ TEST_CASE("bullet terrain: queries with broken input find nothing and break noth
   broken.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(nan, nan, nan)));
   scene.run(0.5);
   CHECK(std::abs(good.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
+}
+
+TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
+  auto world = flatWorld();
+  auto physics = vtp::test::makePhysics(*world);
+  btDefaultCollisionConfiguration config;
+  btCollisionDispatcher dispatcher(&config);
+  btDbvtBroadphase broadphase;
+  btCollisionWorld collision(&dispatcher, &broadphase, &config);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double bad : {inf, -inf, nan, -1.0}) {
+    BulletTerrainOptions distance, angle;
+    distance.max_reuse_distance = bad;
+    angle.max_reuse_angle = bad;
+    CHECK(BulletTerrain::attach(*physics, collision, distance).error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(BulletTerrain::attach(*physics, collision, angle).error().code == vtp::ErrorCode::kInvalidArgument);
+  }
+  CHECK(collision.getNumCollisionObjects() == 0);  // nothing attached
+  BulletTerrainOptions none;
+  none.max_reuse_distance = none.max_reuse_angle = 0;
+  CHECK(BulletTerrain::attach(*physics, collision, none).ok());
 }

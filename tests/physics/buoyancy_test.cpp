@@ -115,3 +115,35 @@ TEST_CASE("buoyancy: Bullet shapes convert to engine-neutral shapes") {
     CHECK(applyBuoyancy(*physics, body).ok());
   }
 }
+
+TEST_CASE("buoyancy: finite options whose forces overflow a float are refused, the body untouched") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox(VoxelBox{{-8, 0, -8}, {0, 8, 0}}, kWaterMaterial).ok());
+  auto physics = vtp::test::makePhysics(*world);
+  btSphereShape sphere(0.5f);
+  btRigidBody body(btRigidBody::btRigidBodyConstructionInfo(1, nullptr, &sphere, btVector3(0.1f, 0.1f, 0.1f)));
+  btTransform pose;
+  pose.setIdentity();
+  pose.setOrigin(btVector3(-4, 4, -4));
+  body.setWorldTransform(pose);
+  body.setLinearVelocity(btVector3(0, 1, 0));
+  body.setAngularVelocity(btVector3(1, 0, 0));
+  auto untouched = [&] {
+    CHECK(body.getTotalForce() == btVector3(0, 0, 0));
+    CHECK(body.getTotalTorque() == btVector3(0, 0, 0));
+  };
+  BuoyancyOptions options;
+  for (int which = 0; which < 4; ++which) {
+    options = {};
+    if (which == 0) options.gravity = {0, -1e39, 0};
+    if (which == 1) options.fluid_density = 1e300;
+    if (which == 2) options.linear_drag = 1e300;
+    if (which == 3) options.angular_drag = 1e300;
+    auto r = applyBuoyancy(*physics, body, options);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == vtp::ErrorCode::kInvalidArgument);
+    untouched();
+  }
+  REQUIRE(applyBuoyancy(*physics, body).ok());  // the defaults: a finite lift
+  CHECK(body.getTotalForce().y() > 0);
+}

@@ -40,7 +40,8 @@ struct BuoyancyOptions {
 /// shapes: btSphereShape, btBoxShape, btCapsuleShape (Y axis), btCylinderShape (Y axis) and btConvexHullShape (its
 /// local scaling applied); margins as in shape.h. A static or kinematic body (zero inverse mass) gets its submersion
 /// and no force. A body with some volume submerged is activated.
-/// Errors: another shape type, a capsule or cylinder along X or Z, or invalid options (kInvalidArgument); whatever
+/// Errors: another shape type, a capsule or cylinder along X or Z, invalid options, or forces that do not fit a float
+/// (finite options such as a density of 1e300, or a body moving too fast for its drag) (kInvalidArgument); whatever
 /// submerged() returns (an invalid pose, out of range). The body is unchanged on error.
 Result<Submersion> applyBuoyancy(const TerrainPhysics& physics, btRigidBody& body, const BuoyancyOptions& options = {});
 
