@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "chunk_contacts.h"
@@ -41,7 +42,7 @@ class TerrainShape final : public btConcaveShape {
   // Feeds every triangle of the MIXED chunks under the box [min, max] to `callback`; `seen` (when given) skips
   // triangles already fed.
   void feedBox(btTriangleCallback& callback, const btVector3& min, const btVector3& max,
-               std::vector<std::uint64_t>* seen) const;
+               std::unordered_set<std::uint64_t>* seen) const;
   BulletTerrainState& m_state;
   btVector3 m_scaling{1, 1, 1};
 };

@@ -108,6 +108,9 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   if (!chunkInPhysicsRange(chunk)) {
     return Error{ErrorCode::kOutOfRange, "ColliderCache::acquire: the chunk lies beyond 2^16 voxels of the origin", {}};
   }
+  if (use != ColliderUse::kQueries && use != ColliderUse::kContacts) {
+    return Error{ErrorCode::kInvalidArgument, "ColliderCache::acquire: unknown ColliderUse", {}};
+  }
   State& s = *m_state;
   State::Shard& shard = s.shardOf(chunk);
   std::uint64_t generation;

@@ -24,6 +24,12 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
   {
     std::array<double, 3> min, max;
     shapeBounds(*bt, basis, pose.position, options.contact_distance, min, max);
+    // A valid shape too large for a float (a radius of 1e39) has infinite bounds: it reaches far beyond 2^16 voxels.
+    for (int a = 0; a < 3; ++a) {
+      if (!std::isfinite(min[std::size_t(a)]) || !std::isfinite(max[std::size_t(a)])) {
+        return Error{ErrorCode::kOutOfRange, "contacts: the shape reaches beyond 2^16 voxels of the origin", {}};
+      }
+    }
     box = {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}};
   }
   thread_local std::vector<ChunkTouch> touches;

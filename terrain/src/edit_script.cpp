@@ -17,7 +17,9 @@ namespace {
 
 Error invalid(std::string message) { return Error{ErrorCode::kInvalidArgument, std::move(message), {}}; }
 
-bool isSpace(char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f'; }
+// The grammar's separators (edit_script.h): spaces and tabs. Any other control byte is part of a word, which then
+// fails to parse.
+bool isSpace(char ch) { return ch == ' ' || ch == '\t'; }
 
 // Script text quoted in a message: at most 40 bytes, control and non-ASCII bytes shown as '?', so every message stays
 // one short printable line whatever the input holds.
@@ -32,8 +34,9 @@ std::string quote(std::string_view text) {
   return out + "'";
 }
 
-// The line up to its comment, split into words.
+// The line up to its comment, split into words. One CR at the end of the line (CRLF) is dropped.
 std::vector<std::string_view> splitWords(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
   if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
   std::vector<std::string_view> words;
   std::size_t i = 0;

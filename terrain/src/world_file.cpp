@@ -380,8 +380,12 @@ Status saveWorldFile(const World& world, const std::filesystem::path& path) {
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::filesystem::path tmp;
+  // <name>.tmp.<pid>.<n> beside the target, with the name cut to 200 bytes so that a target name near the 255-byte
+  // limit still leaves a legal temp name.
+  std::string name = path.filename().string();
+  if (name.size() > 200) name.resize(200);
   auto nextTmp = [&] {
-    tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    tmp = dir / (name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
   };
   auto fail = [&](const char* what, bool unlink_tmp) {
     const Error e{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(errno), {}};

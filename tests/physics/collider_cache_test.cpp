@@ -213,6 +213,8 @@ TEST_CASE("collider cache: bad options and chunks are refused") {
   CHECK_FALSE(ColliderCache::create(*world, ColliderCacheOptions{std::size_t(1) << 41}).ok());
   auto cache = makeCache(*world, 1 << 20);
   CHECK_FALSE(cache->acquire({1 << 22, 0, 0}).ok());
+  CHECK(cache->acquire({0, 0, 0}, ColliderUse(7)).error().code == vtp::ErrorCode::kInvalidArgument);
+  CHECK(cache->stats().misses == 0);  // refused before any build
   CHECK(cache->acquire({0, 0, 0}).ok());
 }
 

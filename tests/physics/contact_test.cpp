@@ -316,6 +316,11 @@ TEST_CASE("contacts: bad shapes, poses and options are refused and report nothin
   p = pose;
   p.position[2] = 1e6;
   refused(ConvexShape::sphere(0.5), p, ErrorCode::kOutOfRange);
+  // Valid shapes too large for a float reach beyond 2^16 voxels too.
+  refused(ConvexShape::sphere(1e300), pose, ErrorCode::kOutOfRange);
+  refused(ConvexShape::sphere(1e39), pose, ErrorCode::kOutOfRange);
+  refused(ConvexShape::box({1e39, 1, 1}), pose, ErrorCode::kOutOfRange);
+  refused(ConvexShape::sphere(1e5), pose, ErrorCode::kOutOfRange);
   ContactOptions o;
   o.contact_distance = -1;
   refused(ConvexShape::sphere(0.5), pose, ErrorCode::kInvalidArgument, o);

@@ -204,6 +204,11 @@ TEST_CASE("EditScript") {
         {"sphere fill center=0,0,0 radius=1 material=rock junk", "unexpected 'junk'"},
         {"sphere fill center=0,0,0 radius=1 material=rock =5", "unexpected '=5'"},
         {"replace fill from=rock to=sand min=0,0,0 max=1,1,1", "unexpected 'fill'"},
+        // Words are separated by spaces and tabs only; one CR may end a line (CRLF), no other control byte.
+        {"box clear min=0,0,0 max=1,1,1\v", "'1?' is not a number"},
+        {"box clear min=0,0,0 max=1,1,1\r\r", "'1?' is not a number"},
+        {"box clear min=0,0,0\fmax=1,1,1", "missing key 'max'"},  // one word: min = "0,0,0\fmax=1,1,1"
+        {"box\rclear min=0,0,0 max=1,1,1", "unknown shape 'box?clear'"},
     };
     for (const Case& c : cases) {
       // The bad line is the third, after a comment and a good edit.

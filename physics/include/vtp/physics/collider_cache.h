@@ -82,7 +82,7 @@ class ColliderCache {
   /// (Collider::serves). Builds it on a miss: for contacts from the chunk's 12^3 box (World::readBox, the mesher with
   /// the wide apron, ColliderBuilder), for rays and box gathers from its 10^3 box without edge flags. A cached
   /// collider without edge flags is a miss for contacts. Errors: a chunk beyond physics' range (kOutOfRange,
-  /// chunkInPhysicsRange).
+  /// chunkInPhysicsRange), a `use` that is neither enumerator (kInvalidArgument).
   Result<Pin> acquire(terrain::ChunkCoord chunk, ColliderUse use = ColliderUse::kContacts);
 
   ColliderCacheStats stats() const;

@@ -42,7 +42,9 @@ struct Submersion {
 /// How: the shape is cut into parallel chords laid out by a fixed quadrature over its cross-section, along whichever
 /// of its own axes keeps them steepest (a sphere's along world Y; a capsule or cylinder lying down is cut across its
 /// axis): polar with a sin substitution for spheres and capsule ends, equal-area rings or cross-wise strips for
-/// cylinders, a grid for boxes and hulls; 8 to 32 samples per parameter and at least 2 per voxel of extent. Each chord
+/// cylinders, a grid for boxes and hulls; 8 to 32 samples per parameter and at least 2 per voxel of extent, up to 128
+/// (so a body over 64 voxels across samples more sparsely than that, and water pockets smaller than its spacing may be
+/// missed: a sphere of radius 30,000 voxels around an 8^3 pool reports none of it). Each chord
 /// is walked voxel by voxel through the water (3D DDA) and the lengths it spends in water are summed exactly. The wet
 /// fraction of the chord measure is scaled by the shape's analytic volume, so a body wholly in full water gets exactly
 /// its volume and its centre. In flat water the volume is within 2% of the analytic one (tests: sphere, box, capsule,
