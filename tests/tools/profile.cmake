@@ -39,3 +39,10 @@ if(TARGET vtp-profile AND TARGET vtp-worldgen)
                    -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_water.cmake)
   set_tests_properties(vtp_profile_water_section_dry PROPERTIES LABELS tools TIMEOUT 300)
 endif()
+# The surface sections on a world without a surface complete (tests/tools/scripts/check_profile_empty.cmake).
+if(TARGET vtp-profile AND TARGET vtp-worldgen)
+  add_test(NAME vtp_profile_empty_world
+           COMMAND ${CMAKE_COMMAND} -DPROFILE=$<TARGET_FILE:vtp-profile> -DWORLDGEN=$<TARGET_FILE:vtp-worldgen>
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_empty.cmake)
+  set_tests_properties(vtp_profile_empty_world PROPERTIES LABELS tools TIMEOUT 300)
+endif()

@@ -550,8 +550,8 @@ Status benchColliders(const std::filesystem::path& path, std::uint64_t seed, con
     return Walked{(*cache)->stats(), (*cache)->byteBudget(), hits ? hit_ns / double(hits) : 0.0,
                   misses ? miss_ns / double(misses) : 0.0};
   };
-  nlohmann::json cache_json;
-  {
+  nlohmann::json cache_json;  // null for a region without a surface chunk: there is nothing to walk over
+  if (!chunks.empty()) {
     Result<Walked> contacts = walkCache(physics::ColliderUse::kContacts);
     if (!contacts) return contacts.error();
     Result<Walked> queries = walkCache(physics::ColliderUse::kQueries);
