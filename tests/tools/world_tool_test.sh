@@ -89,6 +89,11 @@ case $scenario in
     run 2 edit world.vtw out.vtw && one_error_line "edit without --script"
     run 2 edit world.vtw out.vtw --script && one_error_line "--script without a value"
     [ -e out.vtw ] && fail "a usage error created OUT"
+    # An empty value is refused, not replaced by the next argument (which once wrote the report over a world).
+    cp world.vtw second.vtw
+    run 2 info --json "" world.vtw second.vtw && one_error_line "--json with an empty value"
+    run 2 info --json= world.vtw && one_error_line "--json= with nothing after it"
+    cmp -s world.vtw second.vtw || fail "an empty --json value changed a world file"
     ;;
 
   check_good)

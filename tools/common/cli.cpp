@@ -34,17 +34,23 @@ void valueFlags(const CLI::App& app, std::vector<std::string>& out) {
 }
 
 // CONVENTIONS: the argument after a flag that takes a value is always its value, even when it begins with '-'.
-// CLI11 would read `--script -edits.txt` as two flags, so such pairs become `--flag=value` before parsing.
+// CLI11 would read `--script -edits.txt` as two flags, so such pairs become `--flag=value` before parsing. An empty
+// value (`--json ""` or `--json=`) is a usage error: CLI11 would take the next argument as the value instead (`info
+// --json "" a.vtw b.vtw` wrote the report over a.vtw).
 std::vector<std::string> joinFlagValues(const CLI::App& app, int argc, char** argv) {
   std::vector<std::string> flags;
   valueFlags(app, flags);
+  auto isValueFlag = [&](const std::string& name) { return std::find(flags.begin(), flags.end(), name) != flags.end(); };
   std::vector<std::string> out;
   bool positional_only = false;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
     positional_only = positional_only || arg == "--";
-    const bool takes_value = !positional_only && i + 1 < argc && std::find(flags.begin(), flags.end(), arg) != flags.end();
-    out.push_back(takes_value ? arg + "=" + argv[++i] : arg);
+    if (!positional_only && isValueFlag(arg) && i + 1 < argc) arg += "=" + std::string(argv[++i]);
+    if (!positional_only && arg.ends_with('=') && isValueFlag(arg.substr(0, arg.size() - 1))) {
+      throw CLI::ValidationError(arg.substr(0, arg.size() - 1), "needs a value, not an empty one");
+    }
+    out.push_back(std::move(arg));
   }
   return out;
 }
