@@ -36,4 +36,17 @@ Status writeJson(const nlohmann::json& report, const std::string& path) {
   return {};
 }
 
+std::string jsonText(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return text;
+  } catch (const nlohmann::json::exception&) {
+    std::string out = text;
+    for (char& ch : out) {
+      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
+    }
+    return out;
+  }
+}
+
 }  // namespace vtp::tools

@@ -14,6 +14,10 @@ namespace vtp::tools {
 nlohmann::json machineInfo();
 /// {"compiler": "...", "flags": "...", "type": "Release"}
 nlohmann::json buildInfo();
+/// `text` as a JSON string value: unchanged when it is valid UTF-8, else with every non-ASCII byte replaced by '?'
+/// (nlohmann::json refuses to dump invalid UTF-8, and paths and file-derived messages may hold any bytes). Every
+/// path or message a report carries goes through it.
+std::string jsonText(const std::string& text);
 /// Writes `report` (pretty-printed) to `path`, or stdout when path is "-". kIo on failure.
 Status writeJson(const nlohmann::json& report, const std::string& path);
 

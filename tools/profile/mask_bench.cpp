@@ -32,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "report.h"
 #include "timing.h"
 #include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
@@ -685,7 +686,7 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
     return v;
   };
   nlohmann::json j;
-  j["world"] = path.string();
+  j["world"] = jsonText(path.string());
   j["median_ns_per_chunk"] = orNull(!group_ns.empty(), percentile(group_ns, 0.5));
   j["p90_ns_per_chunk"] = orNull(!group_ns.empty(), percentile(group_ns, 0.9));
   j["build_chunks"] = mixed_built;

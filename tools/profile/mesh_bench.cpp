@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "report.h"
 #include "timing.h"
 #include "vtp/mesher/mesh_candidates.h"
 #include "vtp/mesher/surface_mesher.h"
@@ -130,7 +131,7 @@ Result<nlohmann::json> benchMesh(const std::filesystem::path& path, std::uint64_
   const double noise_ns = batchNs(surface_mesher, mesh, noise, 1000);
 
   nlohmann::json j;
-  j["world"] = path.string();
+  j["world"] = jsonText(path.string());
   j["candidate_chunks"] = candidates.size();
   j["surface_chunks"] = surface;
   j["triangles"] = total_triangles;

@@ -4,6 +4,7 @@
 #include <random>
 #include <vector>
 
+#include "report.h"
 #include "timing.h"
 #include "vtp/terrain/world_file.h"
 
@@ -81,7 +82,7 @@ Result<nlohmann::json> benchTerrain(const std::filesystem::path& path, std::uint
 
   const WorldStats stats = world.stats();
   nlohmann::json j;
-  j["world"] = path.string();
+  j["world"] = jsonText(path.string());
   j["stored_chunks"] = stats.stored_chunks;
   j["uniform_chunks"] = stats.uniform_chunks;
   j["dense_chunks"] = stats.dense_chunks;

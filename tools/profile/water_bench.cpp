@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "report.h"
 #include "timing.h"
 #include "vtp/mesher/mesh_candidates.h"
 #include "vtp/physics/terrain_physics.h"
@@ -150,7 +151,7 @@ Result<nlohmann::json> benchWater(const std::filesystem::path& path, std::uint64
     return v;
   };
   nlohmann::json j;
-  j["world"] = path.string();
+  j["world"] = jsonText(path.string());
   j["surface_cells"] = cells->size();
   j["bodies"] = bodies.size();
   double fractions = 0;

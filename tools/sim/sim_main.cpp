@@ -128,7 +128,7 @@ int toolMain(int argc, char** argv) {
   nlohmann::json report;
   report["machine"] = machineInfo();
   report["build"] = buildInfo();
-  report["world"] = world_path;
+  report["world"] = jsonText(world_path);
   report["bodies"] = bodies;
   report["seconds"] = double(ticks) / 60.0;
   report["rays_per_step"] = rays;

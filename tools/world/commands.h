@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report.h"  // jsonText
 #include "tool.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/world_file.h"
@@ -45,10 +46,6 @@ nlohmann::json reportHeader(const char* command);
 
 /// Writes a report to `path` ('-' is stdout); on failure prints the error. Returns an exit code.
 int writeReport(const nlohmann::json& report, const std::string& path);
-
-/// `text` as a JSON string value: unchanged when it is valid UTF-8, else with every non-ASCII byte replaced by '?'
-/// (nlohmann::json refuses to dump invalid UTF-8, and paths and file-derived messages may hold any bytes).
-std::string jsonText(const std::string& text);
 
 /// Adds `--json PATH` to a subcommand.
 void addJsonOption(CLI::App& command, std::string& path);

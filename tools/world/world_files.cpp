@@ -50,18 +50,6 @@ int writeReport(const nlohmann::json& report, const std::string& path) {
   return kExitOk;
 }
 
-std::string jsonText(const std::string& text) {
-  try {
-    (void)nlohmann::json(text).dump();
-    return text;
-  } catch (const nlohmann::json::exception&) {
-    std::string out = text;
-    for (char& ch : out) {
-      if (static_cast<unsigned char>(ch) >= 0x80) ch = '?';
-    }
-    return out;
-  }
-}
 
 void addJsonOption(CLI::App& command, std::string& path) {
   command.add_option("--json", path, "Also write a JSON report to PATH ('-' = stdout)")->option_text("PATH");

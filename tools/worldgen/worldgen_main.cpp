@@ -118,7 +118,7 @@ int toolMain(int argc, char** argv) {
     report["voxel_size"] = (*world)->voxelSize();
     report["chunks"] = {
         {"stored", stats.stored_chunks}, {"uniform", stats.uniform_chunks}, {"dense", stats.dense_chunks}};
-    report["out"] = out_path;
+    report["out"] = jsonText(out_path);
     report["file_bytes"] = digest->bytes;
     report["file_hash"] = hash;
     report["generate_ms"] = generate_ms;
