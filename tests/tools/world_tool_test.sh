@@ -94,6 +94,20 @@ case $scenario in
     run 2 info --json "" world.vtw second.vtw && one_error_line "--json with an empty value"
     run 2 info --json= world.vtw && one_error_line "--json= with nothing after it"
     cmp -s world.vtw second.vtw || fail "an empty --json value changed a world file"
+    # No output may be an input or another output: each would be destroyed (export-obj once wrote its OBJ over FILE).
+    printf 'box clear min=0,0,0 max=1,1,1\n' > script.txt
+    cp script.txt script_copy.txt
+    run 2 export-obj world.vtw --out world.vtw && one_error_line "export-obj --out FILE"
+    run 2 export-obj world.vtw --out mesh.obj --png ./world.vtw && one_error_line "export-obj --png FILE"
+    run 2 export-obj world.vtw --out mesh.obj --json mesh.obj && one_error_line "export-obj --json --out"
+    run 2 info world.vtw --json "$PWD/world.vtw" && one_error_line "info --json FILE"
+    run 2 check world.vtw --json world.vtw && one_error_line "check --json FILE"
+    run 2 copy world.vtw copy.vtw --json copy.vtw && one_error_line "copy --json OUT"
+    run 2 edit world.vtw script.txt --script script.txt && one_error_line "edit OUT --script"
+    run 2 edit world.vtw out.vtw --script script.txt --json world.vtw && one_error_line "edit --json IN"
+    cmp -s world.vtw second.vtw || fail "a refused output path changed the world"
+    cmp -s script.txt script_copy.txt || fail "a refused output path changed the script"
+    [ -e mesh.obj ] || [ -e copy.vtw ] || [ -e out.vtw ] && fail "a refused command wrote an output"
     ;;
 
   check_good)

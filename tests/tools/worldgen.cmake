@@ -31,6 +31,9 @@ vtp_worldgen_run(worldgen_help "-DRUN1=--help" "-DEXPECT_STDOUT=--preset")
 # Usage errors: exit 2 and one line on stderr.
 vtp_worldgen_run(worldgen_rejects_unknown_preset
   "-DRUN1=--preset|nope|--out|${worldgen_out}/x.vtw" -DEXPECT_EXIT=2 "-DEXPECT_STDERR=${worldgen_error_line}")
+vtp_worldgen_run(worldgen_rejects_report_over_world
+  "-DRUN1=--preset|flat|--out|${worldgen_out}/same.vtw|--json|${worldgen_out}/same.vtw" -DEXPECT_EXIT=2
+  "-DEXPECT_STDERR=^vtp-worldgen: --out and --json name the same file[^\n]+\n$")
 vtp_worldgen_run(worldgen_rejects_missing_out "-DRUN1=--preset|flat" -DEXPECT_EXIT=2
   "-DEXPECT_STDERR=${worldgen_error_line}")
 vtp_worldgen_run(worldgen_rejects_bad_size

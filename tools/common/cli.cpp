@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
+#include <iterator>
+#include <system_error>
 #include <vector>
 
 namespace vtp::tools {
@@ -71,6 +74,41 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
     return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Whether two paths name one file: the same resolved path, or (both existing) the same inode.
+bool sameFile(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ea, eb;
+  if (fs::exists(a, ea) && fs::exists(b, eb) && fs::equivalent(a, b, ea)) return true;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
+}
+
+}  // namespace
+
+std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
+                                     std::initializer_list<NamedPath> outputs) {
+  auto skipped = [](const std::string& p) { return p.empty() || p == "-"; };
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    if (skipped(out->path)) continue;
+    for (const NamedPath& in : inputs) {
+      if (!skipped(in.path) && sameFile(out->path, in.path)) {
+        return fail(tool, std::string(out->name) + " names the same file as " + in.name + " (" + out->path + ")",
+                    kExitUsage);
+      }
+    }
+    for (auto other = std::next(out); other != outputs.end(); ++other) {
+      if (!skipped(other->path) && sameFile(out->path, other->path)) {
+        return fail(tool, std::string(out->name) + " and " + other->name + " name the same file (" + out->path + ")",
+                    kExitUsage);
+      }
+    }
   }
   return std::nullopt;
 }

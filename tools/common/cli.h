@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,19 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv);
 /// Prints "<tool>: <message>" on stderr and returns `code`.
 int fail(const char* tool, const std::string& message, int code);
 int fail(const char* tool, const Error& error, int code = kExitInvalidData);
+
+/// A file a command reads or writes, with the argument or flag that named it (for the message).
+struct NamedPath {
+  const char* name;
+  const std::string& path;
+};
+/// Checked before any work: no output names the same file as an input or as another output (writing it would destroy
+/// the other: `export-obj w.vtw --out w.vtw` once replaced the world with an OBJ file). "-" (stdin or stdout) and empty
+/// paths are skipped; paths are compared resolved (relative or absolute, through links). A command that replaces an
+/// input on purpose (`edit IN OUT` with OUT = IN) leaves that pair out. Returns kExitUsage after a one-line message
+/// when two coincide, else nullopt.
+std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
+                                     std::initializer_list<NamedPath> outputs);
 
 /// "x0,y0,z0,x1,y1,z1" in voxels, max exclusive. kInvalidArgument on anything else or an empty box.
 Result<terrain::VoxelBox> parseBox(const std::string& text);

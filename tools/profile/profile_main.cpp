@@ -44,6 +44,10 @@ int toolMain(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders", "water"}));
   if (auto code = parseArgs(app, argc, argv)) return *code;
+  if (auto code = refuseSharedPaths(kToolName, {{"WORLD", world_path}},
+                                    {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
+    return *code;
+  }
   const auto wanted = [&](const char* section) {
     return sections.empty() || std::find(sections.begin(), sections.end(), section) != sections.end();
   };

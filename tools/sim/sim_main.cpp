@@ -78,6 +78,7 @@ int toolMain(int argc, char** argv) {
       ->check(CLI::IsMember({"vtp", "bullet-bvh", "both"}));
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
+  if (auto code = refuseSharedPaths(kToolName, {{"--world", world_path}}, {{"--json", json_path}})) return *code;
 
   installBulletAllocationHook();
   auto scene = buildScene(world_path, bodies, seed);

@@ -23,6 +23,7 @@ struct CopyArgs {
 };
 
 int runCheck(const CheckArgs& args) {
+  if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}}, {{"--json", args.json}})) return *code;
   nlohmann::json report = reportHeader("check");
   report["file"] = jsonText(args.file);
   report["salvage"] = args.salvage;
@@ -50,6 +51,10 @@ int runCheck(const CheckArgs& args) {
 }
 
 int runCopy(const CopyArgs& args) {
+  // OUT may be IN (the copy replaces it atomically); the report may be neither.
+  if (auto code = refuseSharedPaths(kToolName, {{"IN", args.in}, {"OUT", args.out}}, {{"--json", args.json}})) {
+    return *code;
+  }
   Result<terrain::LoadedWorld> loaded = loadWorld(args.in, args.salvage);
   if (!loaded) return fail(kToolName, loaded.error());
   printBadChunks(loaded->bad_chunks);

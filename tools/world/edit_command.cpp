@@ -35,6 +35,11 @@ Result<std::string> readScript(const std::string& path) {
 }
 
 int runEdit(const EditArgs& args) {
+  // OUT may be IN (the edit replaces it atomically), but not the script; the report may be none of them.
+  if (auto code = refuseSharedPaths(kToolName, {{"--script", args.script}}, {{"OUT", args.out}, {"--json", args.json}})) {
+    return *code;
+  }
+  if (auto code = refuseSharedPaths(kToolName, {{"IN", args.in}}, {{"--json", args.json}})) return *code;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.in, false);
   if (!loaded) return fail(kToolName, loaded.error());
   terrain::World& world = *loaded->world;

@@ -74,6 +74,10 @@ Status renderPng(const CollisionMesh& mesh, const terrain::MaterialTable& materi
 }
 
 int runExport(const ExportArgs& args) {
+  if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}},
+                                    {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
+    return *code;
+  }
   std::optional<terrain::VoxelBox> box;
   if (!args.box.empty()) {
     Result<terrain::VoxelBox> parsed = parseBox(args.box);
