@@ -231,6 +231,11 @@ case $scenario in
     # A missing script or input world is invalid data, not a usage error.
     run 1 edit world.vtw out5.vtw --script no_such_script.txt && one_error_line "missing script"
     run 1 edit no_such_world.vtw out6.vtw --script cap.txt && one_error_line "missing world"
+    # A directory is not an empty script (nor an empty rays file).
+    mkdir -p a_directory
+    run 1 edit world.vtw out7.vtw --script a_directory && one_error_line "a directory as the script"
+    [ -e out7.vtw ] && fail "a directory as the script created OUT"
+    run 1 raycast world.vtw --rays a_directory && one_error_line "a directory as the rays file"
     ;;
 
   raycast)

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
 #include <iterator>
 #include <system_error>
 #include <vector>
@@ -111,6 +114,23 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
     }
   }
   return std::nullopt;
+}
+
+Result<std::string> readTextFile(const std::string& path, const char* what) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{ErrorCode::kIo, std::string(what) + " " + path + " is a directory", {}};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{ErrorCode::kIo, std::string("cannot open ") + what + " " + path, {}};
+  text << in.rdbuf();
+  if (in.bad()) return Error{ErrorCode::kIo, std::string("cannot read ") + what + " " + path, {}};
+  return text.str();
 }
 
 int fail(const char* tool, const std::string& message, int code) {

@@ -39,6 +39,11 @@ struct NamedPath {
 std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
                                      std::initializer_list<NamedPath> outputs);
 
+/// The whole text of the file an argument names (`what` says which, for the message); "-" reads stdin, and a FIFO
+/// works (`--script <(generate-edits)`). kIo when it cannot be opened or read, a directory included (a stream opens
+/// one and reads nothing, which passed for an empty script).
+Result<std::string> readTextFile(const std::string& path, const char* what);
+
 /// "x0,y0,z0,x1,y1,z1" in voxels, max exclusive. kInvalidArgument on anything else or an empty box.
 Result<terrain::VoxelBox> parseBox(const std::string& text);
 /// "X,Y,Z" in voxels, each >= 1.

@@ -1,11 +1,8 @@
 // `vtp-world edit IN OUT --script EDITS.txt`: replays an edit script (README "Edit scripts") on a world file. The
 // whole script is one World::apply batch, so a bad line or a rejected edit leaves nothing changed and nothing saved.
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "cli.h"
@@ -20,20 +17,6 @@ struct EditArgs {
   std::string json;
 };
 
-// The script's text; '-' reads stdin. A FIFO is fine here (`--script <(generate-edits)`).
-Result<std::string> readScript(const std::string& path) {
-  std::ostringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{ErrorCode::kIo, "cannot open script " + path, {}};
-  text << in.rdbuf();
-  if (in.bad()) return Error{ErrorCode::kIo, "cannot read script " + path, {}};
-  return text.str();
-}
-
 int runEdit(const EditArgs& args) {
   // OUT may be IN (the edit replaces it atomically), but not the script; the report may be none of them.
   if (auto code = refuseSharedPaths(kToolName, {{"--script", args.script}}, {{"OUT", args.out}, {"--json", args.json}})) {
@@ -44,7 +27,7 @@ int runEdit(const EditArgs& args) {
   if (!loaded) return fail(kToolName, loaded.error());
   terrain::World& world = *loaded->world;
 
-  Result<std::string> text = readScript(args.script);
+  Result<std::string> text = readTextFile(args.script, "script");
   if (!text) return fail(kToolName, text.error());
   Result<terrain::EditScript> script = terrain::parseEditScript(*text, world.materials());
   if (!script) return fail(kToolName, script.error());

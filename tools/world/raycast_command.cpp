@@ -7,7 +7,6 @@
 // others. A bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -52,10 +51,11 @@ nlohmann::ordered_json waterJson(const physics::WaterHit& h) {
 }
 
 int runRaycast(const RaycastArgs& args) {
-  std::ifstream file;
+  std::istringstream file;  // stdin is read line by line as rays arrive; a file is read first
   if (args.rays != "-") {
-    file.open(args.rays);
-    if (!file) return fail(kToolName, "cannot read " + args.rays, kExitInvalidData);
+    Result<std::string> text = readTextFile(args.rays, "rays file");
+    if (!text) return fail(kToolName, text.error());
+    file.str(std::move(*text));
   }
   std::istream& in = args.rays == "-" ? std::cin : file;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.file, false);
