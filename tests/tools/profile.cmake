@@ -46,3 +46,13 @@ if(TARGET vtp-profile AND TARGET vtp-worldgen)
                    -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_empty.cmake)
   set_tests_properties(vtp_profile_empty_world PROPERTIES LABELS tools TIMEOUT 300)
 endif()
+# A malformed --box and a seed beyond 2^64 - 1 are usage errors (exit 2), before any work.
+if(TARGET vtp-profile)
+  add_test(NAME vtp_profile_rejects_bad_arguments
+           COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:vtp-profile>
+                   "-DRUN1=${PROJECT_SOURCE_DIR}/data/worlds/default.vtw|--box|-8,-8,-8,8,8"
+                   "-DRUN2=${PROJECT_SOURCE_DIR}/data/worlds/default.vtw|--seed|99999999999999999999"
+                   -DEXPECT_EXIT=2 "-DEXPECT_STDERR=^vtp-profile: [^\n]+\n$"
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_run.cmake)
+  set_tests_properties(vtp_profile_rejects_bad_arguments PROPERTIES LABELS tools TIMEOUT 60)
+endif()

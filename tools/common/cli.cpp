@@ -140,6 +140,16 @@ int fail(const char* tool, const std::string& message, int code) {
 
 int fail(const char* tool, const Error& error, int code) { return fail(tool, error.message, code); }
 
+Result<std::uint64_t> parseSeed(const std::string& text) {
+  std::uint64_t seed = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, seed);
+  if (error != std::errc{} || stop != end) {
+    return Error{ErrorCode::kInvalidArgument, "--seed wants an integer in 0 .. 2^64-1, not '" + text + "'", {}};
+  }
+  return seed;
+}
+
 Result<terrain::VoxelBox> parseBox(const std::string& text) {
   const auto v = parseInts(text);
   if (!v || v->size() != 6) return Error{ErrorCode::kInvalidArgument, "--box wants x0,y0,z0,x1,y1,z1 (integers)", {}};

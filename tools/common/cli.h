@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -43,6 +44,10 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
 /// works (`--script <(generate-edits)`). kIo when it cannot be opened or read, a directory included (a stream opens
 /// one and reads nothing, which passed for an empty script).
 Result<std::string> readTextFile(const std::string& path, const char* what);
+
+/// A `--seed` value: a decimal integer in 0 .. 2^64 - 1, nothing else (CLI11 would wrap "-1" round to 2^64 - 1 and
+/// clamp 2^64 and beyond to it).
+Result<std::uint64_t> parseSeed(const std::string& text);
 
 /// "x0,y0,z0,x1,y1,z1" in voxels, max exclusive. kInvalidArgument on anything else or an empty box.
 Result<terrain::VoxelBox> parseBox(const std::string& text);

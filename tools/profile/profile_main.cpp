@@ -26,7 +26,7 @@ int toolMain(int argc, char** argv) {
   CLI::App app{"Offline profiler: measures what a saved world's collision data costs.", kToolName};
   std::string world_path, json_path = "-", csv_path, html_path, box_text;
   std::vector<std::string> sections;
-  std::uint64_t seed = 1;
+  std::string seed_text = "1";
   app.add_option("WORLD", world_path, "World file (.vtw)")->required();
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
   app.add_option("--csv", csv_path, "Also write one row per surface chunk (costs, ours and Bullet's) to this CSV file");
@@ -34,10 +34,9 @@ int toolMain(int argc, char** argv) {
   app.add_option("--box", box_text,
                  "Collider sections: only the chunks whose voxels intersect this box, x0,y0,z0,x1,y1,z1 in voxels, max "
                  "exclusive");
-  app.add_option("--seed", seed,
+  app.add_option("--seed", seed_text,
                  "Seed for the order boxes are measured in, the white-noise mesher box, the masks' bodies and edits "
-                 "and the water's bodies")
-      ->check(CLI::NonNegativeNumber);
+                 "and the water's bodies, 0 .. 2^64-1 (default 1)");
   app.add_option("--sections", sections,
                  "Measure only these sections, comma-separated (default: all): terrain, mesh, masks, colliders (with "
                  "ratios, mismatches and cache), water")
@@ -48,6 +47,9 @@ int toolMain(int argc, char** argv) {
                                     {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
     return *code;
   }
+  const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
+  if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
+  const std::uint64_t seed = *parsed_seed;
   const auto wanted = [&](const char* section) {
     return sections.empty() || std::find(sections.begin(), sections.end(), section) != sections.end();
   };
@@ -57,7 +59,7 @@ int toolMain(int argc, char** argv) {
   std::optional<vtp::terrain::VoxelBox> box;
   if (!box_text.empty()) {
     auto parsed = parseBox(box_text);
-    if (!parsed) return fail(kToolName, parsed.error());
+    if (!parsed) return fail(kToolName, parsed.error(), kExitUsage);
     box = *parsed;
   }
 

@@ -64,14 +64,14 @@ int toolMain(int argc, char** argv) {
   std::string world_path = defaultWorld(), json_path, collision = "both";
   int bodies = 1000, rays = 100;
   double seconds = 60;
-  std::uint64_t seed = 1;
+  std::string seed_text = "1";
   std::size_t cache_bytes = std::size_t(64) << 20;
   bool no_sleep = false;
   app.add_option("--world", world_path, "World file (.vtw); default data/worlds/default.vtw");
   app.add_option("--bodies", bodies, "Rigid bodies (spheres, boxes, capsules, convex hulls)")->check(CLI::Range(1, 100000));
   app.add_option("--seconds", seconds, "Simulated seconds at 60 steps per second")->check(CLI::Range(1.0 / 60.0, 86400.0));
   app.add_option("--rays-per-step", rays, "Raycasts per step from random bodies")->check(CLI::Range(0, 1000000));
-  app.add_option("--seed", seed, "Seed for the bodies, craters and rays")->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", seed_text, "Seed for the bodies, craters and rays, 0 .. 2^64-1 (default 1)");
   app.add_flag("--no-sleep", no_sleep, "Keep every body awake (no deactivation)");
   app.add_option("--cache-bytes", cache_bytes, "vtp collider cache budget in bytes")->check(CLI::Range(std::size_t(1), std::size_t(1) << 40));
   app.add_option("--collision", collision, "Terrain collision: vtp, bullet-bvh or both (stepped alternately)")
@@ -79,6 +79,10 @@ int toolMain(int argc, char** argv) {
   app.add_option("--json", json_path, "Report path ('-' = stdout)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {{"--world", world_path}}, {{"--json", json_path}})) return *code;
+  const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
+  if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
+  const std::uint64_t seed = *parsed_seed;
+  if (!std::isfinite(seconds)) return fail(kToolName, "--seconds must be a finite number", kExitUsage);  // Range lets NaN by
 
   installBulletAllocationHook();
   auto scene = buildScene(world_path, bodies, seed);

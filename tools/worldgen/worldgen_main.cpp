@@ -1,6 +1,5 @@
 // vtp-worldgen: writes a deterministic procedural world file (.vtw) from a preset and a seed, and optionally a JSON
 // summary. Exit codes follow CONVENTIONS: 0 written, 1 the world could not be made or saved, 2 usage error.
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -69,12 +68,9 @@ int toolMain(int argc, char** argv) {
   // CLI11 checked the preset name; the seed and size are checked here, all before any work (exit 2).
   WorldgenParams params;
   params.preset = *parsePreset(preset_text);
-  // Parsed here rather than by CLI11, which wraps "-1" round to 2^64 - 1 instead of refusing it.
-  const char* seed_end = seed_text.data() + seed_text.size();
-  const auto [seed_stop, seed_error] = std::from_chars(seed_text.data(), seed_end, params.seed);
-  if (seed_error != std::errc{} || seed_stop != seed_end) {
-    return fail(kToolName, "--seed wants an integer in 0 .. 2^64-1, not '" + seed_text + "'", kExitUsage);
-  }
+  const Result<std::uint64_t> seed = parseSeed(seed_text);
+  if (!seed) return fail(kToolName, seed.error(), kExitUsage);
+  params.seed = *seed;
   params.size = presetSize(params.preset);
   if (!size_text.empty()) {
     if (!presetTakesSize(params.preset)) {
