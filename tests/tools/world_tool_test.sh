@@ -259,6 +259,11 @@ case $scenario in
     grep -q '"front_face":true.*"front_face":false' all.txt || fail "--all: enter then leave: $(cat all.txt)"
     run 1 raycast floor.vtw --rays missing.txt
     one_error_line "missing ray file"
+    # --json PATH: the same lines into a file, nothing on stdout.
+    run 1 raycast floor.vtw --rays rays.txt && cp out.txt stdout_lines.txt
+    run 1 raycast floor.vtw --rays rays.txt --json lines.json
+    [ -s out.txt ] && fail "raycast --json PATH also printed to stdout"
+    cmp -s lines.json stdout_lines.txt || fail "raycast --json PATH wrote other lines than stdout gets"
     ;;
   raycast_water)
     # Rock below y = 0 and water from 0 to 4 over x, z in -16..16.

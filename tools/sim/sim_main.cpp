@@ -61,7 +61,7 @@ int toolMain(int argc, char** argv) {
   CLI::App app{"The main job: rigid bodies on a saved world's terrain in a 60 Hz server loop, with terrain edits and "
                "raycasts, timing vtp's terrain collision against Bullet's per-chunk BVH meshes.",
                kToolName};
-  std::string world_path = defaultWorld(), json_path, collision = "both";
+  std::string world_path = defaultWorld(), json_path = "-", collision = "both";
   int bodies = 1000, rays = 100;
   double seconds = 60;
   std::string seed_text = "1";
@@ -76,7 +76,7 @@ int toolMain(int argc, char** argv) {
   app.add_option("--cache-bytes", cache_bytes, "vtp collider cache budget in bytes")->check(CLI::Range(std::size_t(1), std::size_t(1) << 40));
   app.add_option("--collision", collision, "Terrain collision: vtp, bullet-bvh or both (stepped alternately)")
       ->check(CLI::IsMember({"vtp", "bullet-bvh", "both"}));
-  app.add_option("--json", json_path, "Report path ('-' = stdout)");
+  app.add_option("--json", json_path, "Report path ('-' = stdout, the default)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {{"--world", world_path}}, {{"--json", json_path}})) return *code;
   const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
@@ -157,7 +157,6 @@ int toolMain(int argc, char** argv) {
                  r["terrain_collision"].get<double>(), r["step"].get<double>(), r["memory"].get<double>(),
                  r["first_step"].get<double>());
   }
-  if (!json_path.empty())
-    if (auto s = writeJson(report, json_path); !s) return fail(kToolName, s.error());
+  if (auto s = writeJson(report, json_path); !s) return fail(kToolName, s.error());
   return kExitOk;
 }

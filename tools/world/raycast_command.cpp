@@ -6,6 +6,8 @@
 // "water": true, material "water", the normal of the water boundary crossed and front_face true, in t order among the
 // others. A bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -22,7 +24,7 @@ namespace vtp::tools::world {
 namespace {
 
 struct RaycastArgs {
-  std::string file, rays;
+  std::string file, rays, json = "-";
   bool all = false;
   bool water = false;
 };
@@ -51,6 +53,15 @@ nlohmann::ordered_json waterJson(const physics::WaterHit& h) {
 }
 
 int runRaycast(const RaycastArgs& args) {
+  if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}, {"--rays", args.rays}}, {{"--json", args.json}})) {
+    return *code;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_out(nullptr, std::fclose);
+  if (args.json != "-") {
+    file_out.reset(std::fopen(args.json.c_str(), "w"));
+    if (!file_out) return fail(kToolName, "cannot write " + args.json + ": " + std::strerror(errno), kExitInvalidData);
+  }
+  std::FILE* const sink = file_out ? file_out.get() : stdout;
   std::istringstream file;  // stdin is read line by line as rays arrive; a file is read first
   if (args.rays != "-") {
     Result<std::string> text = readTextFile(args.rays, "rays file");
@@ -114,7 +125,10 @@ int runRaycast(const RaycastArgs& args) {
       }
     }
     bad = bad || out.contains("error");
-    std::printf("%s\n", out.dump().c_str());
+    std::fprintf(sink, "%s\n", out.dump().c_str());
+  }
+  if (std::fflush(sink) != 0 || std::ferror(sink)) {
+    return fail(kToolName, "cannot write " + (args.json == "-" ? std::string("stdout") : args.json), kExitInvalidData);
   }
   return bad ? kExitInvalidData : kExitOk;
 }
@@ -130,6 +144,7 @@ Command addRaycastCommand(CLI::App& app) {
       ->required();
   cmd->add_flag("--all", args->all, "Every hit along each segment in increasing t (default: the closest)");
   cmd->add_flag("--water", args->water, "Also the segment's first entry into water, as a hit with \"water\": true");
+  cmd->add_option("--json", args->json, "Write the JSON lines to PATH ('-' = stdout, the default)")->option_text("PATH");
   return {cmd, [args] { return runRaycast(*args); }};
 }
 
