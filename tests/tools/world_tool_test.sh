@@ -236,6 +236,14 @@ case $scenario in
     run 1 edit world.vtw out7.vtw --script a_directory && one_error_line "a directory as the script"
     [ -e out7.vtw ] && fail "a directory as the script created OUT"
     run 1 raycast world.vtw --rays a_directory && one_error_line "a directory as the rays file"
+    # A report that cannot be written fails before the world is: exit 1 and no OUT (it once wrote OUT, then failed).
+    printf 'box clear min=0,0,0 max=1,1,1\n' >good.txt
+    run 1 edit world.vtw out8.vtw --script good.txt --json no_such_dir/report.json && one_error_line "unwritable --json"
+    [ -e out8.vtw ] && fail "an unwritable --json still let edit write OUT"
+    run 1 export-obj world.vtw --out mesh.obj --png no_such_dir/view.png && one_error_line "unwritable --png"
+    [ -e mesh.obj ] && fail "an unwritable --png still let export-obj write --out"
+    run 1 copy world.vtw out9.vtw --json a_directory && one_error_line "a directory as --json"
+    [ -e out9.vtw ] && fail "a directory as --json still let copy write OUT"
     ;;
 
   raycast)

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -112,6 +118,29 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
                     kExitUsage);
       }
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs) {
+  for (const NamedPath& out : outputs) {
+    if (out.path.empty() || out.path == "-") continue;
+    struct stat st {};
+    int fd = -1;
+    bool created = false;
+    if (::stat(out.path.c_str(), &st) == 0) {
+      if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;  // a device or FIFO (/dev/null, a pipe)
+      fd = ::open(out.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // a directory fails: EISDIR
+    } else if (errno == ENOENT) {
+      fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      created = fd >= 0;
+    }
+    if (fd < 0) {
+      return fail(tool, std::string("cannot write ") + out.name + " " + out.path + ": " + std::strerror(errno),
+                  kExitInvalidData);
+    }
+    ::close(fd);
+    if (created) ::unlink(out.path.c_str());
   }
   return std::nullopt;
 }

@@ -40,6 +40,12 @@ struct NamedPath {
 std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
                                      std::initializer_list<NamedPath> outputs);
 
+/// Checked before any work: each output written in place (a report, a CSV, an image; not a world file, which is
+/// saved beside and renamed) can be opened for writing: an existing file is opened without truncating it, a missing
+/// one created and removed again. So a bad `--json` path fails before a world or mesh is written, not after it.
+/// "-" and empty paths are skipped. Returns kExitInvalidData after a one-line message naming the first that cannot.
+std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs);
+
 /// The whole text of the file an argument names (`what` says which, for the message); "-" reads stdin, and a FIFO
 /// works (`--script <(generate-edits)`). kIo when it cannot be opened or read, a directory included (a stream opens
 /// one and reads nothing, which passed for an empty script).

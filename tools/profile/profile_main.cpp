@@ -47,6 +47,9 @@ int toolMain(int argc, char** argv) {
                                     {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
     return *code;
   }
+  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
+    return *code;
+  }
   const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
   if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
   const std::uint64_t seed = *parsed_seed;

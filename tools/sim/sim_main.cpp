@@ -79,6 +79,7 @@ int toolMain(int argc, char** argv) {
   app.add_option("--json", json_path, "Report path ('-' = stdout, the default)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {{"--world", world_path}}, {{"--json", json_path}})) return *code;
+  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
   const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
   if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
   const std::uint64_t seed = *parsed_seed;

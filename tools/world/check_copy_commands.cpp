@@ -24,6 +24,7 @@ struct CopyArgs {
 
 int runCheck(const CheckArgs& args) {
   if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}}, {{"--json", args.json}})) return *code;
+  if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
   nlohmann::json report = reportHeader("check");
   report["file"] = jsonText(args.file);
   report["salvage"] = args.salvage;
@@ -55,6 +56,7 @@ int runCopy(const CopyArgs& args) {
   if (auto code = refuseSharedPaths(kToolName, {{"IN", args.in}, {"OUT", args.out}}, {{"--json", args.json}})) {
     return *code;
   }
+  if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.in, args.salvage);
   if (!loaded) return fail(kToolName, loaded.error());
   printBadChunks(loaded->bad_chunks);

@@ -23,6 +23,7 @@ int runEdit(const EditArgs& args) {
     return *code;
   }
   if (auto code = refuseSharedPaths(kToolName, {{"IN", args.in}}, {{"--json", args.json}})) return *code;
+  if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.in, false);
   if (!loaded) return fail(kToolName, loaded.error());
   terrain::World& world = *loaded->world;

@@ -78,6 +78,9 @@ int runExport(const ExportArgs& args) {
                                     {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
     return *code;
   }
+  if (auto code = refuseUnwritable(kToolName, {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
+    return *code;
+  }
   std::optional<terrain::VoxelBox> box;
   if (!args.box.empty()) {
     Result<terrain::VoxelBox> parsed = parseBox(args.box);

@@ -96,6 +96,7 @@ nlohmann::json toJson(const std::string& file, const terrain::World& world, cons
 
 int runInfo(const InfoArgs& args) {
   if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}}, {{"--json", args.json}})) return *code;
+  if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.file, false);
   if (!loaded) return fail(kToolName, loaded.error());
   std::error_code ec;
