@@ -139,7 +139,7 @@ void writeSegment(__m128i lo, __m128i hi, __m128i base, ChunkRay& r) {
   const __m256d magnitude_d = _mm256_andnot_pd(sign, direction);
   const __m128d m2 = _mm_max_pd(_mm256_castpd256_pd128(magnitude_d), _mm256_extractf128_pd(magnitude_d, 1));
   const double d_max = _mm_cvtsd_f64(_mm_max_sd(m2, _mm_unpackhi_pd(m2, m2)));
-  // t_per_s below is infinite for a zero direction, and for one so small (below about 1e-308 x voxel_size) that t
+  // t_per_s below is infinite for a zero direction, and for one so small (below about 5e-312 x voxel_size) that t
   // could not be given in the caller's units.
   r.t_per_s = (voxel_size / kGridScale) / d_max;
   if (!(r.t_per_s <= std::numeric_limits<double>::max())) [[unlikely]] {

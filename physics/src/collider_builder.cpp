@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <string>
 
 #include "edge_flags.h"
 
@@ -76,7 +77,10 @@ Result<std::unique_ptr<Collider>> ColliderBuilder::build(const mesher::ChunkMesh
   // (makeHit's normal) count on coordinates below 2^14 in magnitude.
   if (triangles > 0 && (std::min({all[0], all[1], all[2]}) < mesher::kMinPosition ||
                         std::max({all[3], all[4], all[5]}) > mesher::kMaxPosition)) {
-    return Error{ErrorCode::kInvalidArgument, "ColliderBuilder: a vertex lies outside -1535..9727", {}};
+    return Error{ErrorCode::kInvalidArgument,
+                 "ColliderBuilder: a vertex lies outside " + std::to_string(mesher::kMinPosition) + ".." +
+                     std::to_string(mesher::kMaxPosition),
+                 {}};
   }
   // Used vertices, renumbered in their original order.
   int vertices = 0;

@@ -234,8 +234,8 @@ RayHit Collider::makeHit(const ChunkRay& ray, int id, float t) const noexcept {
     h.point[std::size_t(a)] = ray.world.origin[std::size_t(a)] + h.t * ray.world.direction[std::size_t(a)];
   }
   // The normal from exact integer edges (int32 suffices: coordinates lie in -1535..9727, which the builder checks, so
-  // edges are below 2^14 and products below 2^28) and one reciprocal
-  // square root; the grid is isotropic, so it is the world normal too.
+  // edges are below 2^14 and products below 2^28) and one reciprocal square root; the grid is isotropic, so it is the
+  // world normal too.
   const std::int16_t* p = positions();
   const std::int16_t* v0 = p + (corner(0)[id] & 0x7FFF);
   const std::int16_t* v1 = p + (corner(1)[id] & 0x7FFF);

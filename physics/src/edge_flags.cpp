@@ -44,8 +44,10 @@ inline double sum3(__m256d v) {
   return _mm_cvtsd_f64(_mm_add_sd(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)), hi));
 }
 
-// Every triangle's normal and its squared length, exact in double (components below 2^23: a triangle spans at most
-// two cells, so its edges are below 2^11 a component; the dot products below, below 2^48, are exact too).
+// Every triangle's normal and its squared length, exact in double (components below 2^23: a mesher's triangle spans
+// at most two cells, so its edges are below 2^11 a component; the dot products below, below 2^48, are exact too).
+// Other input may wrap the int32 lanes (no undefined behaviour in the intrinsics) and flag edges wrongly; the builder
+// refuses owned vertices outside the mesher's range, which the queries need.
 void computeNormals(const mesher::ChunkMesh& mesh, std::vector<double>& normals) {
   const std::uint16_t* idx = mesh.indices.data();
   const mesher::Vertex* pos = mesh.vertices.data();

@@ -82,7 +82,10 @@ void TerrainShape::convexcast(btTriangleConvexcastCallback& callback) const {
   const double length = double((to - from).length());
   if (!std::isfinite(length) || !std::isfinite(double(reach))) return;  // a broken transform: nothing to hit
   const int pieces = int(std::clamp(std::ceil(length / piece), 1.0, 4096.0));
-  thread_local std::unordered_set<std::uint64_t> seen;  // a sphere of radius 16 swept 400 voxels meets 10^5
+  // A sphere of radius 16 swept 400 voxels meets 10^5 triangles. clear() zeroes every bucket, so a set grown that
+  // large is dropped instead: each later sweep on the thread (continuous collision, every step) would pay for them.
+  thread_local std::unordered_set<std::uint64_t> seen;
+  if (seen.bucket_count() > 4096) seen = {};
   seen.clear();
   for (int k = 0; k < pieces; ++k) {
     // A hit before this piece's start cannot be beaten by triangles that only this piece's box reaches.

@@ -97,14 +97,22 @@ Result<VoxelBox> validateShape(const ShapeEdit& e, const WorldConfig& config) {
 
 Status BatchTotals::add(const VoxelBox& touched) {
   m_voxels += touched.volume();
-  m_chunks += chunkCount(touched);
   if (m_voxels > m_limits.max_batch_voxels) {
     return Error{ErrorCode::kLimitExceeded,
                  "batch touches more than the cap of " + std::to_string(m_limits.max_batch_voxels) + " voxels", {}};
   }
-  if (m_chunks > m_limits.max_batch_chunks) {
-    return Error{ErrorCode::kLimitExceeded,
-                 "batch overlaps more than the cap of " + std::to_string(m_limits.max_batch_chunks) + " chunks", {}};
+  const ChunkCoord lo = chunkOf(touched.min), hi = chunkOf({touched.max.x - 1, touched.max.y - 1, touched.max.z - 1});
+  for (std::int32_t z = lo.z; z <= hi.z; ++z) {
+    for (std::int32_t y = lo.y; y <= hi.y; ++y) {
+      for (std::int32_t x = lo.x; x <= hi.x; ++x) {
+        m_chunks.insert({x, y, z});
+        if (std::int64_t(m_chunks.size()) > m_limits.max_batch_chunks) {
+          return Error{ErrorCode::kLimitExceeded,
+                       "batch overlaps more than the cap of " + std::to_string(m_limits.max_batch_chunks) + " chunks",
+                       {}};
+        }
+      }
+    }
   }
   return {};
 }

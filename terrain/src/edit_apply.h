@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "vtp/terrain/chunk.h"
@@ -18,18 +19,23 @@ namespace vtp::terrain {
 /// Checks one edit against the config; on success returns the voxel box it may touch (what the caps count).
 Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config);
 
-/// A batch's running totals against the caps on voxels and chunks touched (EditLimits): add each validated edit's
-/// touched box in order; the first box that takes a total over its cap gets the error. World::apply and
-/// applyEditScript count with it, so both refuse the same edit.
+/// A batch's running totals against the caps on voxels touched and chunks overlapped (EditLimits): add each validated
+/// edit's touched box in order; the first box that takes a total over its cap gets the error. Voxels are summed over
+/// the edits; chunks are counted once however many edits overlap them (what the batch stages), so a script of 10^5
+/// single-voxel sets in a few chunks passes. World::apply and applyEditScript count with it, so both refuse the same
+/// edit. Its cost: one set insertion per chunk an edit overlaps, the order of the edit's own work.
 class BatchTotals {
  public:
   explicit BatchTotals(const EditLimits& limits) : m_limits(limits) {}
   Status add(const VoxelBox& touched);
 
  private:
+  struct Hash {
+    std::size_t operator()(const ChunkCoord& c) const { return std::size_t(chunkHash(c)); }
+  };
   const EditLimits& m_limits;
-  // Each edit adds at most its caps (validateEdit), at most 2^32 voxels and chunks: no overflow.
-  std::int64_t m_voxels = 0, m_chunks = 0;
+  std::int64_t m_voxels = 0;  // each edit adds at most 2^32 (validateEdit) and the first total over 2^34 stops it
+  std::unordered_set<ChunkCoord, Hash> m_chunks;
 };
 
 /// Edited copies of chunks, keyed by coordinate. Editor-thread only.

@@ -239,8 +239,9 @@ Status World::readBox(const VoxelBox& box, std::span<Voxel> out) const {
       box.max.y > kReadLimit || box.max.z > kReadLimit) {
     return Error{ErrorCode::kOutOfRange, "readBox: box must lie within |v| <= 2^29", {}};
   }
-  if (box.volume() > kMaxReadVoxels) {
-    return Error{ErrorCode::kLimitExceeded, "readBox: box holds more than 2^24 voxels", {}};
+  if (box.volume() > kMaxReadVoxels || chunkCount(box) > kMaxReadChunks) {
+    return Error{ErrorCode::kLimitExceeded,
+                 "readBox: box holds more than 2^24 voxels or overlaps more than 2^16 chunks", {}};
   }
   if (std::int64_t(out.size()) != box.volume()) {
     return Error{ErrorCode::kInvalidArgument, "readBox: output size does not match the box volume", {}};

@@ -679,11 +679,13 @@ TEST_CASE("collider builder: counts beyond the mesh's kind and vertices outside 
   using vtp::mesher::kMinPosition;
   ColliderBuilder builder;
   vtp::mesher::ChunkMesh huge;
+  huge.vertex_count = 1;  // every index (0) valid, no owned triangle: only the count is wrong
   for (const int count : {-1, vtp::mesher::kMaxWideTriangles + 1, std::numeric_limits<int>::max()}) {
-    huge.triangle_count = count;  // no owned triangle, no vertex: only the count is wrong
+    huge.triangle_count = count;
     auto built = builder.build(huge, {0, 0, 0});
     REQUIRE_FALSE(built.ok());
     CHECK(built.error().code == vtp::ErrorCode::kInvalidArgument);
+    CHECK(built.error().message.find("triangle_count") != std::string::npos);
   }
   // One triangle spanning the range on two axes; each axis in turn pushed one unit past either end.
   auto triangle = [](int axis, std::int16_t lo, std::int16_t hi) {

@@ -512,7 +512,8 @@ TEST_CASE("WorldFile") {
 
   SUBCASE("a save succeeds even when orphans hold the temp names this process would pick") {
     // A restarted server often gets the same pid (containers), so a temp name from its crashed predecessor may be
-    // taken. White-box: temp files are named <target>.tmp.<pid>.<n> with n counting saves in this process.
+    // taken. White-box: temp files are named <target name>.tmp.<pid>.<n> beside it (the name cut to 200
+    // bytes), with n counting saves in this process.
     TempDir dir;
     const fs::path file = dir.path / "world.vtw";
     for (int n = 0; n < 256; ++n) {

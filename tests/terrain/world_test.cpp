@@ -42,7 +42,8 @@ TEST_CASE("coordinates: the chunks a box overlaps, against counting them one by 
         for (std::int32_t cx = -6; cx <= 10; ++cx) overlapped += !intersect(chunkBox({cx, cy, cz}), box).empty();
     REQUIRE(chunkCount(box) == overlapped);
   }
-  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min(), kMax = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
+  constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
   CHECK(chunkCount({{kMin, kMin, kMin}, {kMax, kMax, kMax}}) == std::numeric_limits<std::int64_t>::max());
   CHECK(chunkCount({{kMin, 0, 0}, {kMax, 1, 1}}) == std::int64_t(1) << 29);
 }
@@ -358,7 +359,10 @@ TEST_CASE("World rejects bad edits and changes nothing") {
   SUBCASE("chunks over the cap: a thin box within the voxel cap, alone or in a batch") {
     rejects(ShapeEdit{BoxShape{{0, 0, 0}, {1, 1, 1 << 20}}, EditOp::kFill, 2}, ErrorCode::kLimitExceeded);
     rejects(ReplaceEdit{{{-65536, 0, 0}, {65536, 1, 16}}, 2, 3}, ErrorCode::kLimitExceeded);  // 16384 x 1 x 2 chunks
-    std::vector<EditCommand> batch(5, ShapeEdit{BoxShape{{0, 0, 0}, {1, 1, 8 << 14}}, EditOp::kFill, 2});
+    std::vector<EditCommand> batch;
+    for (double x = 0; x < 40; x += 8) {
+      batch.push_back(ShapeEdit{BoxShape{{x, 0, 0}, {x + 1, 1, 8 << 14}}, EditOp::kFill, 2});
+    }
     auto r = world->apply(batch);  // each edit at the chunk cap, the batch over its own
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::kLimitExceeded);
@@ -429,6 +433,15 @@ TEST_CASE("World creation") {
     CHECK(world->fillBox({{-8, 0, 0}, {8, 16, 1}}, 2).ok());
     CHECK(world->fillBox({{-8, 0, 0}, {9, 16, 1}}, 2).error().code == ErrorCode::kLimitExceeded);
   }
+  SUBCASE("a batch's chunk cap counts each chunk once: many edits in few chunks apply") {
+    auto world = vtp::test::makeWorld();
+    std::vector<EditCommand> batch;
+    for (int i = 0; i < 70000; ++i) batch.push_back(SetVoxelEdit{{i % 8, (i / 8) % 8, (i / 64) % 8}, {2, 200}});
+    REQUIRE(world->apply(batch).ok());  // 70,000 edits over the batch chunk cap's 65,536, all in one chunk
+    CHECK(world->stats().stored_chunks == 1);
+    std::vector<EditCommand> same_chunks(8, ShapeEdit{BoxShape{{0, 0, 0}, {1, 1, 8 << 14}}, EditOp::kFill, 2});
+    CHECK(world->apply(same_chunks).ok());  // 8 x 16,384 overlaps of the same 16,384 chunks
+  }
   SUBCASE("reads are not capped by the edit limits: a world of small edits reads a chunk's 12^3 box") {
     WorldConfig c;
     c.limits.max_edit_voxels = 64;
@@ -441,6 +454,7 @@ TEST_CASE("World creation") {
     CHECK(box[std::size_t(2 + 12 * (2 + 12 * 2))] == Voxel{2, 255});
     std::vector<Voxel> none;
     CHECK(world->readBox({{0, 0, 0}, {257, 256, 256}}, none).error().code == ErrorCode::kLimitExceeded);
+    CHECK(world->readBox({{0, 0, 0}, {1, 1, 1 << 20}}, none).error().code == ErrorCode::kLimitExceeded);  // 2^17 chunks
   }
   SUBCASE("honours configured caps") {
     WorldConfig c;

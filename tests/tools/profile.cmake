@@ -43,7 +43,8 @@ endif()
 if(TARGET vtp-profile AND TARGET vtp-worldgen)
   add_test(NAME vtp_profile_empty_world
            COMMAND ${CMAKE_COMMAND} -DPROFILE=$<TARGET_FILE:vtp-profile> -DWORLDGEN=$<TARGET_FILE:vtp-worldgen>
-                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_empty.cmake)
+                   -DOUT=${CMAKE_CURRENT_BINARY_DIR}/profile_out
+                   -P ${CMAKE_CURRENT_LIST_DIR}/scripts/check_profile_empty.cmake)
   set_tests_properties(vtp_profile_empty_world PROPERTIES LABELS tools TIMEOUT 300)
 endif()
 # A malformed --box and a seed beyond 2^64 - 1 are usage errors (exit 2), before any work.

@@ -23,7 +23,7 @@ using namespace vtp::worldgen;
 
 namespace {
 
-// Every voxel of a box, read from a world in slabs that respect the per-call readBox cap.
+// Every voxel of a box, read from a world in slabs that respect the per-call readBox cap (World::kMaxReadVoxels).
 struct Grid {
   VoxelBox box;
   std::int32_t sx = 0, sy = 0, sz = 0;
@@ -32,7 +32,7 @@ struct Grid {
   Grid(const World& world, VoxelBox b) : box(b), sx(b.max.x - b.min.x), sy(b.max.y - b.min.y), sz(b.max.z - b.min.z) {
     voxels.resize(std::size_t(b.volume()));
     const std::int64_t per_layer = std::int64_t(sx) * sy;
-    const std::int32_t slab = std::int32_t(std::max<std::int64_t>(1, world.limits().max_edit_voxels / per_layer));
+    const std::int32_t slab = std::int32_t(std::max<std::int64_t>(1, World::kMaxReadVoxels / per_layer));
     for (std::int32_t z = b.min.z; z < b.max.z; z += slab) {
       const VoxelBox part{{b.min.x, b.min.y, z}, {b.max.x, b.max.y, std::min(b.max.z, z + slab)}};
       const std::size_t offset = std::size_t(per_layer) * std::size_t(z - b.min.z);

@@ -1,19 +1,19 @@
 #include "cli.h"
 
-#include <algorithm>
-#include <charconv>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <iterator>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -52,7 +52,9 @@ void valueFlags(const CLI::App& app, std::vector<std::string>& out) {
 std::vector<std::string> joinFlagValues(const CLI::App& app, int argc, char** argv) {
   std::vector<std::string> flags;
   valueFlags(app, flags);
-  auto isValueFlag = [&](const std::string& name) { return std::find(flags.begin(), flags.end(), name) != flags.end(); };
+  auto isValueFlag = [&](const std::string& name) {
+    return std::find(flags.begin(), flags.end(), name) != flags.end();
+  };
   std::vector<std::string> out;
   bool positional_only = false;
   for (int i = 1; i < argc; ++i) {
@@ -89,11 +91,17 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
 
 namespace {
 
-// Whether two paths name one file: the same resolved path, or (both existing) the same inode.
+// Whether two paths name one file: the same resolved path, or (both existing) the same inode. Devices, FIFOs and
+// sockets never count (/dev/null twice, or /dev/stdout and /dev/stderr on one terminal, are fine).
 bool sameFile(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   std::error_code ea, eb;
-  if (fs::exists(a, ea) && fs::exists(b, eb) && fs::equivalent(a, b, ea)) return true;
+  const fs::file_status sa = fs::status(a, ea), sb = fs::status(b, eb);
+  auto special = [](const fs::file_status& s) {
+    return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s);
+  };
+  if (special(sa) || special(sb)) return false;
+  if (fs::exists(sa) && fs::exists(sb) && fs::equivalent(a, b, ea)) return true;
   const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
   const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
   return !ea && !eb && ca == cb;
@@ -134,6 +142,7 @@ std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<Name
     } else if (errno == ENOENT) {
       fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       created = fd >= 0;
+      if (fd < 0 && errno == EEXIST) continue;  // a dangling link, or another process made it meanwhile: no verdict
     }
     if (fd < 0) {
       return fail(tool, std::string("cannot write ") + out.name + " " + out.path + ": " + std::strerror(errno),

@@ -47,9 +47,6 @@ int toolMain(int argc, char** argv) {
                                     {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
     return *code;
   }
-  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
-    return *code;
-  }
   const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
   if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
   const std::uint64_t seed = *parsed_seed;
@@ -64,6 +61,9 @@ int toolMain(int argc, char** argv) {
     auto parsed = parseBox(box_text);
     if (!parsed) return fail(kToolName, parsed.error(), kExitUsage);
     box = *parsed;
+  }
+  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
+    return *code;
   }
 
   nlohmann::json report;

@@ -79,11 +79,12 @@ int toolMain(int argc, char** argv) {
   app.add_option("--json", json_path, "Report path ('-' = stdout, the default)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {{"--world", world_path}}, {{"--json", json_path}})) return *code;
-  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
   const vtp::Result<std::uint64_t> parsed_seed = parseSeed(seed_text);
   if (!parsed_seed) return fail(kToolName, parsed_seed.error(), kExitUsage);
   const std::uint64_t seed = *parsed_seed;
-  if (!std::isfinite(seconds)) return fail(kToolName, "--seconds must be a finite number", kExitUsage);  // Range lets NaN by
+  // CLI11's Range lets NaN by.
+  if (!std::isfinite(seconds)) return fail(kToolName, "--seconds must be a finite number", kExitUsage);
+  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
 
   installBulletAllocationHook();
   auto scene = buildScene(world_path, bodies, seed);

@@ -19,7 +19,8 @@ struct EditArgs {
 
 int runEdit(const EditArgs& args) {
   // OUT may be IN (the edit replaces it atomically), but not the script; the report may be none of them.
-  if (auto code = refuseSharedPaths(kToolName, {{"--script", args.script}}, {{"OUT", args.out}, {"--json", args.json}})) {
+  if (auto code =
+          refuseSharedPaths(kToolName, {{"--script", args.script}}, {{"OUT", args.out}, {"--json", args.json}})) {
     return *code;
   }
   if (auto code = refuseSharedPaths(kToolName, {{"IN", args.in}}, {{"--json", args.json}})) return *code;

@@ -78,9 +78,6 @@ int runExport(const ExportArgs& args) {
                                     {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
     return *code;
   }
-  if (auto code = refuseUnwritable(kToolName, {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
-    return *code;
-  }
   std::optional<terrain::VoxelBox> box;
   if (!args.box.empty()) {
     Result<terrain::VoxelBox> parsed = parseBox(args.box);
@@ -101,6 +98,9 @@ int runExport(const ExportArgs& args) {
     view.height = (*size)[1];
     view.azimuth_deg = (*angles)[0];
     view.elevation_deg = (*angles)[1];
+  }
+  if (auto code = refuseUnwritable(kToolName, {{"--out", args.out}, {"--png", args.png}, {"--json", args.json}})) {
+    return *code;
   }
 
   Result<terrain::LoadedWorld> loaded = loadWorld(args.file, false);

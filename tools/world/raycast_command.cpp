@@ -1,14 +1,14 @@
-// `vtp-world raycast FILE --rays RAYS.txt [--all] [--water]`: rays against a world's collision surface, for an
-// engineer checking a query without writing code. RAYS.txt holds one segment per line, `x0 y0 z0 x1 y1 z1` in world
-// units ('-' reads stdin; blank lines and lines starting with '#' are skipped). One JSON line per ray on stdout
+// `vtp-world raycast FILE --rays RAYS.txt [--all] [--water] [--json PATH]`: rays against a world's collision surface,
+// for an engineer checking a query without writing code. RAYS.txt holds one segment per line, `x0 y0 z0 x1 y1 z1` in
+// world units ('-' reads stdin; blank lines and lines starting with '#' are skipped). One JSON line per ray on stdout
 // (CONVENTIONS "Ray files"): the closest hit, or with --all every hit in increasing t, t being the fraction of the
-// segment. --water adds the segment's first entry into water (physics::raycastWater) as one more hit with
-// "water": true, material "water", the normal of the water boundary crossed and front_face true, in t order among the
-// others. A bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
+// segment. --water adds the segment's first entry into water (physics::raycastWater) as one more hit with "water":
+// true, material "water", the normal of the water boundary crossed and front_face true, in t order among the others. A
+// bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -56,12 +56,7 @@ int runRaycast(const RaycastArgs& args) {
   if (auto code = refuseSharedPaths(kToolName, {{"FILE", args.file}, {"--rays", args.rays}}, {{"--json", args.json}})) {
     return *code;
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_out(nullptr, std::fclose);
-  if (args.json != "-") {
-    file_out.reset(std::fopen(args.json.c_str(), "w"));
-    if (!file_out) return fail(kToolName, "cannot write " + args.json + ": " + std::strerror(errno), kExitInvalidData);
-  }
-  std::FILE* const sink = file_out ? file_out.get() : stdout;
+  if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
   std::istringstream file;  // stdin is read line by line as rays arrive; a file is read first
   if (args.rays != "-") {
     Result<std::string> text = readTextFile(args.rays, "rays file");
@@ -74,6 +69,13 @@ int runRaycast(const RaycastArgs& args) {
   terrain::World& world = *loaded->world;
   auto physics = physics::TerrainPhysics::create(world);
   if (!physics) return fail(kToolName, physics.error());
+  // The lines' file is opened (truncated) only once the world is loaded and a rays file read.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_out(nullptr, std::fclose);
+  if (args.json != "-") {
+    file_out.reset(std::fopen(args.json.c_str(), "w"));
+    if (!file_out) return fail(kToolName, "cannot write " + args.json + ": " + std::strerror(errno), kExitInvalidData);
+  }
+  std::FILE* const sink = file_out ? file_out.get() : stdout;
 
   bool bad = false;
   int index = 0;
@@ -144,7 +146,8 @@ Command addRaycastCommand(CLI::App& app) {
       ->required();
   cmd->add_flag("--all", args->all, "Every hit along each segment in increasing t (default: the closest)");
   cmd->add_flag("--water", args->water, "Also the segment's first entry into water, as a hit with \"water\": true");
-  cmd->add_option("--json", args->json, "Write the JSON lines to PATH ('-' = stdout, the default)")->option_text("PATH");
+  cmd->add_option("--json", args->json, "Write the JSON lines to PATH ('-' = stdout, the default)")
+      ->option_text("PATH");
   return {cmd, [args] { return runRaycast(*args); }};
 }
 

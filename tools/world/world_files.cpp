@@ -50,7 +50,6 @@ int writeReport(const nlohmann::json& report, const std::string& path) {
   return kExitOk;
 }
 
-
 void addJsonOption(CLI::App& command, std::string& path) {
   command.add_option("--json", path, "Also write a JSON report to PATH ('-' = stdout)")->option_text("PATH");
 }

@@ -64,7 +64,6 @@ int toolMain(int argc, char** argv) {
   app.add_option("--json", json_path, "Also write a JSON summary to this path ('-' = stdout)");
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {}, {{"--out", out_path}, {"--json", json_path}})) return *code;
-  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
 
   // CLI11 checked the preset name; the seed and size are checked here, all before any work (exit 2).
   WorldgenParams params;
@@ -82,6 +81,7 @@ int toolMain(int argc, char** argv) {
     params.size = *size;
   }
   if (Status s = validateParams(params); !s) return fail(kToolName, s.error(), kExitUsage);
+  if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
 
   // Generate, save atomically, then describe the file as written.
   const auto start = std::chrono::steady_clock::now();

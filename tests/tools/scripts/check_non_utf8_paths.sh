@@ -17,9 +17,11 @@ check() {  # check NAME REPORT: the report is valid JSON and names the world wit
     failures=$((failures + 1))
   fi
 }
-"$worldgen" --preset flat --size 64,32,64 --out "$world" --json "$work/worldgen.json" || { echo "FAIL: vtp-worldgen exit $?" >&2; exit 1; }
+"$worldgen" --preset flat --size 64,32,64 --out "$world" --json "$work/worldgen.json" ||
+  { echo "FAIL: vtp-worldgen exit $?" >&2; exit 1; }
 check vtp-worldgen "$work/worldgen.json"
-"$profile" "$world" --sections mesh --json "$work/profile.json" 2>/dev/null || { echo "FAIL: vtp-profile exit $?" >&2; exit 1; }
+"$profile" "$world" --sections mesh --json "$work/profile.json" 2>/dev/null ||
+  { echo "FAIL: vtp-profile exit $?" >&2; exit 1; }
 check vtp-profile "$work/profile.json"
 "$sim" --world "$world" --bodies 5 --collision vtp --seconds 0.1 --json "$work/sim.json" 2>/dev/null ||
   { echo "FAIL: vtp-sim exit $?" >&2; exit 1; }

@@ -15,5 +15,5 @@ profile_sections(${world} mesh,masks,colliders,water ${OUT}/profile_empty.json j
 string(JSON chunks GET "${json}" collider chunks)
 string(JSON cache TYPE "${json}" cache)
 if(NOT chunks EQUAL 0 OR NOT cache STREQUAL "NULL")
-  message(FATAL_ERROR "an empty world: ${chunks} collider chunks and a cache section of type ${cache}, expected 0, null")
+  message(FATAL_ERROR "an empty world: ${chunks} collider chunks and a cache of type ${cache}, expected 0 and null")
 endif()

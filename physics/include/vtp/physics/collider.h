@@ -108,7 +108,7 @@ bool chunkInPhysicsRange(terrain::ChunkCoord c) noexcept;
 
 /// `ray` prepared for chunk `chunk` of a world with `voxel_size` world units per voxel. Errors (kInvalidArgument): a
 /// non-finite component, max_t < 0 or non-finite, a zero direction or one whose largest component is below about
-/// 1e-308 x voxel_size (t would not be finite in the caller's units); (kOutOfRange) an origin or end point at or
+/// 5e-312 x voxel_size (t would not be finite in the caller's units); (kOutOfRange) an origin or end point at or
 /// beyond 2^16 voxels from the world origin (physics answers within that range, CONVENTIONS).
 /// Writes into `out` (no allocation; `out` is unspecified after an error).
 Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& out);

@@ -78,8 +78,8 @@ struct WaterHit {
 /// The first point of the segment origin + t * direction, t in [0, ray.max_t], that lies in water (the model above),
 /// into `hit`; false when the segment stays dry. Chunks are visited in order along the segment; those whose masks
 /// hold no water are skipped without reading voxels. Touching water for a single point (a zero-length wet span) is not
-/// an entry. Errors: as prepareRay (kInvalidArgument for a non-finite or zero direction or a bad max_t, kOutOfRange
-/// beyond 2^16 voxels); `hit` is unchanged on error or miss.
+/// an entry. Errors: as prepareRay (kInvalidArgument for a non-finite, zero or vanishingly small direction or a bad
+/// max_t, kOutOfRange beyond 2^16 voxels); `hit` is unchanged on error or miss.
 Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHit& hit);
 
 }  // namespace vtp::physics

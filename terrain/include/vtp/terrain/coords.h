@@ -97,7 +97,9 @@ constexpr VoxelBox chunkBox(ChunkCoord c) {
 /// Number of chunks the box overlaps; 0 when empty. Saturates at INT64_MAX as VoxelBox::volume does.
 constexpr std::int64_t chunkCount(const VoxelBox& b) {
   if (b.empty()) return 0;
-  auto span = [](std::int32_t lo, std::int32_t hi) { return std::int64_t(floorDivChunk(hi - 1)) - floorDivChunk(lo) + 1; };
+  auto span = [](std::int32_t lo, std::int32_t hi) {
+    return std::int64_t(floorDivChunk(hi - 1)) - floorDivChunk(lo) + 1;
+  };
   const std::int64_t x = span(b.min.x, b.max.x), y = span(b.min.y, b.max.y), z = span(b.min.z, b.max.z);
   constexpr std::int64_t kMax = 0x7fffffffffffffffll;
   return x * y > kMax / z ? kMax : x * y * z;  // each span is below 2^30, so x * y cannot overflow

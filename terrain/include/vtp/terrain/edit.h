@@ -23,9 +23,9 @@ struct EditLimits {
   std::int64_t max_batch_voxels = 1 << 24;       ///< Voxels a batch may touch, summed over its edits.
   /// Chunks one edit's voxel bounding box may overlap. What an edit costs (time, and memory for every chunk it makes
   /// non-uniform) grows with its chunks, not only its voxels: a 1-voxel-thick column 2^22 voxels long stays within
-  /// the voxel cap and would overlap 2^19 chunks. A cube within the default voxel cap overlaps at most 22^3 = 10,648.
+  /// the voxel cap and would overlap 2^19 chunks. A cube within the default voxel cap overlaps at most 21^3 = 9,261.
   std::int64_t max_edit_chunks = 1 << 14;
-  std::int64_t max_batch_chunks = 1 << 16;       ///< Chunks a batch may overlap, summed over its edits.
+  std::int64_t max_batch_chunks = 1 << 16;       ///< Distinct chunks a batch's edits may overlap.
 };
 
 /// What a shape edit does to the voxels it covers.

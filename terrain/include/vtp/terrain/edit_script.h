@@ -17,8 +17,8 @@
 ///   it; clear rejects it.
 /// - The parser rejects: an unknown shape, op or key, a duplicate or missing key, a material on clear, a malformed or
 ///   non-finite number (`nan`, `inf`), an out-of-range integer, an undefined material, and anything left over.
-///   Range checks and caps (radius, storage range, voxel counts, which materials an op accepts) are World::apply's,
-///   made before anything changes; applyEditScript() maps such an error back to its line.
+///   Range checks and caps (radius, storage range, voxel and chunk counts, which materials an op accepts) are
+///   World::apply's, made before anything changes; applyEditScript() maps such an error back to its line.
 ///
 /// Thread-safety: the parsers are pure functions; applyEditScript() is one World::apply batch (see world.h).
 
@@ -51,8 +51,8 @@ Result<std::optional<EditCommand>> parseEditLine(std::string_view line, const Ma
 Result<EditScript> parseEditScript(std::string_view text, const MaterialTable& materials);
 
 /// Applies `script` to `world` as one atomic batch (World::apply): on any error nothing changes and the message is
-/// `LINE: message` naming the first offending edit's line (a batch over the world's voxel cap names the line whose
-/// edit crosses it). Precondition: script.lines.size() == script.edits.size().
+/// `LINE: message` naming the first offending edit's line (a batch over the world's voxel or chunk cap names the line
+/// whose edit crosses it). Precondition: script.lines.size() == script.edits.size().
 Result<EditResult> applyEditScript(World& world, const EditScript& script);
 
 }  // namespace vtp::terrain

@@ -131,13 +131,16 @@ class World {
 
   /// Copies the voxels of `box` into `out`, x fastest, then y, then z: out[(x-min.x) + sx*((y-min.y) + sy*(z-min.z))].
   /// Voxels outside storage read as air. kInvalidArgument when out.size() != box.volume() or the box is empty;
-  /// kOutOfRange when a corner lies beyond |v| <= 2^29; kLimitExceeded when box.volume() exceeds kMaxReadVoxels
-  /// (whatever the edit limits: physics reads boxes of up to 32^3 voxels in a world whose edits may be capped far
-  /// lower). Hot path: a chunk plus a 1- or 2-voxel apron (10^3, 12^3) has its own fixed-size path.
+  /// kOutOfRange when a corner lies beyond |v| <= 2^29; kLimitExceeded when box.volume() exceeds kMaxReadVoxels or
+  /// the box overlaps more than kMaxReadChunks chunks (whatever the edit limits: physics reads boxes of up to 32^3
+  /// voxels in a world whose edits may be capped far lower). Hot path: a chunk plus a 1- or 2-voxel apron (10^3,
+  /// 12^3) has its own fixed-size path.
   /// Lock-free; never allocates for boxes up to 8 chunks wide.
   Status readBox(const VoxelBox& box, std::span<Voxel> out) const;
-  /// The largest box readBox reads: a read pins the chunk versions it sees until it returns, so its length is capped.
+  /// The largest box readBox reads: a read pins the chunk versions it sees until it returns, so its length is capped,
+  /// in voxels and in chunks (its work and scratch grow with both: a 1 x 1 x 2^24 box would overlap 2^21 chunks).
   static constexpr std::int64_t kMaxReadVoxels = std::int64_t(1) << 24;
+  static constexpr std::int64_t kMaxReadChunks = std::int64_t(1) << 16;
 
   /// The current version of chunk c, or nullptr when it is air. Valid while `guard` lives.
   const Chunk* chunk(const ReadGuard& guard, ChunkCoord c) const;
