@@ -83,8 +83,10 @@ Result<Submersion> applyBuoyancy(const TerrainPhysics& physics, btRigidBody& bod
                                ? inv_inertia.inverse() * body.getAngularVelocity() * btScalar(-options.angular_drag * f)
                                : btVector3(0, 0, 0);
   // Finite options can still give forces beyond a float (a density of 1e300, a gravity of 1e39): refused before the
-  // body is touched, as an infinite force would poison it at the next step.
-  for (const btVector3* v : {&buoyancy, &drag, &torque}) {
+  // body is touched, as an infinite force would poison it at the next step. Bullet adds the lift's torque about the
+  // centre of mass (at x lift) and sums the forces: those are checked too.
+  const btVector3 lift_torque = at.cross(buoyancy), total = buoyancy + drag, total_torque = lift_torque + torque;
+  for (const btVector3* v : {&buoyancy, &drag, &torque, &lift_torque, &total, &total_torque}) {
     if (!std::isfinite(v->x()) || !std::isfinite(v->y()) || !std::isfinite(v->z())) {
       return bad("the forces are not finite in single precision (options or the body's velocity too large)");
     }

@@ -144,6 +144,13 @@ TEST_CASE("buoyancy: finite options whose forces overflow a float are refused, t
     CHECK(r.error().code == vtp::ErrorCode::kInvalidArgument);
     untouched();
   }
+  // Each force finite, their sum not: a lift and a drag (the body sinks at 1 m/s) of about 2e38 each.
+  body.setLinearVelocity(btVector3(0, -1, 0));
+  options = {};
+  options.fluid_density = 2e38 / (9.81 * 4.0 / 3.0 * M_PI * 0.125);
+  options.linear_drag = 2e38;
+  REQUIRE_FALSE(applyBuoyancy(*physics, body, options).ok());
+  untouched();
   REQUIRE(applyBuoyancy(*physics, body).ok());  // the defaults: a finite lift
   CHECK(body.getTotalForce().y() > 0);
 }
