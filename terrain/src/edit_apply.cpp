@@ -101,12 +101,23 @@ Status BatchTotals::add(const VoxelBox& touched) {
     return Error{ErrorCode::kLimitExceeded,
                  "batch touches more than the cap of " + std::to_string(m_limits.max_batch_voxels) + " voxels", {}};
   }
-  const ChunkCoord lo = chunkOf(touched.min), hi = chunkOf({touched.max.x - 1, touched.max.y - 1, touched.max.z - 1});
+  m_boxes.push_back(touched);
+  m_chunk_sum += chunkCount(touched);
+  if (m_chunk_sum <= m_limits.max_batch_chunks) return {};
+  // Past the cap by the sum: count distinct chunks, all boxes so far the first time, then each new one.
+  for (std::size_t i = m_distinct.empty() ? 0 : m_boxes.size() - 1; i < m_boxes.size(); ++i) {
+    if (Status s = countDistinct(m_boxes[i]); !s) return s;
+  }
+  return {};
+}
+
+Status BatchTotals::countDistinct(const VoxelBox& box) {
+  const ChunkCoord lo = chunkOf(box.min), hi = chunkOf({box.max.x - 1, box.max.y - 1, box.max.z - 1});
   for (std::int32_t z = lo.z; z <= hi.z; ++z) {
     for (std::int32_t y = lo.y; y <= hi.y; ++y) {
       for (std::int32_t x = lo.x; x <= hi.x; ++x) {
-        m_chunks.insert({x, y, z});
-        if (std::int64_t(m_chunks.size()) > m_limits.max_batch_chunks) {
+        m_distinct.insert({x, y, z});
+        if (std::int64_t(m_distinct.size()) > m_limits.max_batch_chunks) {
           return Error{ErrorCode::kLimitExceeded,
                        "batch overlaps more than the cap of " + std::to_string(m_limits.max_batch_chunks) + " chunks",
                        {}};
@@ -153,7 +164,7 @@ Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config
   return e.box;
 }
 
-std::size_t EditStaging::KeyHash::operator()(const ChunkCoord& c) const { return ChunkTable::hash(c); }
+std::size_t ChunkKeyHash::operator()(const ChunkCoord& c) const { return ChunkTable::hash(c); }
 
 EditStaging::Staged& EditStaging::stage(ChunkCoord c) {
   auto [it, inserted] = m_chunks.try_emplace(c);

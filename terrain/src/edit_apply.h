@@ -19,23 +19,32 @@ namespace vtp::terrain {
 /// Checks one edit against the config; on success returns the voxel box it may touch (what the caps count).
 Result<VoxelBox> validateEdit(const EditCommand& edit, const WorldConfig& config);
 
-/// A batch's running totals against the caps on voxels touched and chunks overlapped (EditLimits): add each validated
-/// edit's touched box in order; the first box that takes a total over its cap gets the error. Voxels are summed over
-/// the edits; chunks are counted once however many edits overlap them (what the batch stages), so a script of 10^5
-/// single-voxel sets in a few chunks passes. World::apply and applyEditScript count with it, so both refuse the same
-/// edit. Its cost: one set insertion per chunk an edit overlaps, the order of the edit's own work.
+/// Hash of a chunk coordinate for the editor's sets and maps (ChunkTable's).
+struct ChunkKeyHash {
+  std::size_t operator()(const ChunkCoord& c) const;
+};
+
+/// A batch's validated touched boxes and their totals against the caps on voxels touched and chunks overlapped
+/// (EditLimits): add each edit's box in order; the first box that takes a total over its cap gets the error. Voxels
+/// are summed over the edits; chunks are counted once however many edits overlap them (what the batch stages), so a
+/// script of 10^5 single-voxel sets in a few chunks passes. The summed chunk counts bound the distinct ones, so the
+/// distinct chunks are only counted (one set insertion per chunk) once the sum passes the cap: a batch under it, a
+/// single player's edit above all, costs no set. World::apply and applyEditScript count with it, so both refuse the
+/// same edit.
 class BatchTotals {
  public:
-  explicit BatchTotals(const EditLimits& limits) : m_limits(limits) {}
+  BatchTotals(const EditLimits& limits, std::size_t edits) : m_limits(limits) { m_boxes.reserve(edits); }
   Status add(const VoxelBox& touched);
+  /// The boxes added, in order.
+  const std::vector<VoxelBox>& boxes() const noexcept { return m_boxes; }
 
  private:
-  struct Hash {
-    std::size_t operator()(const ChunkCoord& c) const { return std::size_t(chunkHash(c)); }
-  };
+  Status countDistinct(const VoxelBox& box);
   const EditLimits& m_limits;
-  std::int64_t m_voxels = 0;  // each edit adds at most 2^32 (validateEdit) and the first total over 2^34 stops it
-  std::unordered_set<ChunkCoord, Hash> m_chunks;
+  std::vector<VoxelBox> m_boxes;
+  // Each edit adds at most 2^32 of either (validateEdit) and the first total over 2^34 stops the batch.
+  std::int64_t m_voxels = 0, m_chunk_sum = 0;
+  std::unordered_set<ChunkCoord, ChunkKeyHash> m_distinct;  // filled once m_chunk_sum passes the cap
 };
 
 /// Edited copies of chunks, keyed by coordinate. Editor-thread only.
@@ -63,11 +72,8 @@ class EditStaging {
   // Visits every voxel of `box` chunk by chunk: fn(staged voxel, world coordinate).
   template <class Fn>
   void forEachVoxel(const VoxelBox& box, Fn&& fn);
-  struct KeyHash {
-    std::size_t operator()(const ChunkCoord& c) const;
-  };
   ChunkSource m_source;
-  std::unordered_map<ChunkCoord, std::unique_ptr<Staged>, KeyHash> m_chunks;
+  std::unordered_map<ChunkCoord, std::unique_ptr<Staged>, ChunkKeyHash> m_chunks;
 };
 
 }  // namespace vtp::terrain

@@ -325,7 +325,7 @@ Result<EditResult> applyEditScript(World& world, const EditScript& script) {
   if (result) return result;
   // World::apply rejected the batch and changed nothing; find the edit to blame with the same checks it made, in
   // the same order (each edit, then the running batch total).
-  BatchTotals totals(world.limits());
+  BatchTotals totals(world.limits(), script.edits.size());
   for (std::size_t i = 0; i < script.edits.size() && i < script.lines.size(); ++i) {
     Result<VoxelBox> box = validateEdit(script.edits[i], world.config());
     if (!box) return atLine(script.lines[i], box.error());

@@ -362,9 +362,7 @@ Result<EditResult> World::apply(const EditCommand& edit) { return apply(std::spa
 
 Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   std::unique_lock lock(m_edit->mutex);
-  std::vector<VoxelBox> touched;
-  touched.reserve(batch.size());
-  BatchTotals totals(m_config.limits);
+  BatchTotals totals(m_config.limits, batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Result<VoxelBox> box = validateEdit(batch[i], m_config);
     if (!box) {
@@ -374,12 +372,11 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
       return e;
     }
     if (Status s = totals.add(*box); !s) return s.error();
-    touched.push_back(*box);
   }
 
   // The editor is the only thread that retires chunks, so the versions it reads here stay alive without a pin.
   EditStaging staging([this](ChunkCoord c) { return m_table->findChunk(c); });
-  for (std::size_t i = 0; i < batch.size(); ++i) staging.apply(batch[i], touched[i]);
+  for (std::size_t i = 0; i < batch.size(); ++i) staging.apply(batch[i], totals.boxes()[i]);
 
   // Commit in three steps so that nothing can fail once the first chunk is published: create every slot (growing
   // the table changes no content), build every new version, reserve the retire list; then publish.

@@ -1,7 +1,6 @@
 #include "cli.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,15 +90,17 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
 
 namespace {
 
-// Whether two paths name one file: the same resolved path, or (both existing) the same inode. Devices, FIFOs and
-// sockets never count (/dev/null twice, or /dev/stdout and /dev/stderr on one terminal, are fine).
+namespace fs = std::filesystem;
+
+// A device, FIFO or socket (/dev/null, a pipe, a terminal): written as it comes, never "the same file" as another
+// path, nothing to probe.
+bool special(const fs::file_status& s) { return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s); }
+
+// Whether two paths name one file: the same resolved path, or (both existing) the same inode. Special files never
+// count (/dev/null twice, or /dev/stdout and /dev/stderr on one terminal, are fine).
 bool sameFile(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
   std::error_code ea, eb;
   const fs::file_status sa = fs::status(a, ea), sb = fs::status(b, eb);
-  auto special = [](const fs::file_status& s) {
-    return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s);
-  };
   if (special(sa) || special(sb)) return false;
   if (fs::exists(sa) && fs::exists(sb) && fs::equivalent(a, b, ea)) return true;
   const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
@@ -133,20 +134,25 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
 std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs) {
   for (const NamedPath& out : outputs) {
     if (out.path.empty() || out.path == "-") continue;
-    struct stat st {};
+    std::error_code ec;
+    const fs::file_status status = fs::status(out.path, ec);
+    if (special(status)) continue;
     int fd = -1;
     bool created = false;
-    if (::stat(out.path.c_str(), &st) == 0) {
-      if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;  // a device or FIFO (/dev/null, a pipe)
+    std::string why;
+    if (fs::exists(status)) {
       fd = ::open(out.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // a directory fails: EISDIR
-    } else if (errno == ENOENT) {
+      if (fd < 0) why = std::strerror(errno);
+    } else if (status.type() == fs::file_type::not_found) {
       fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       created = fd >= 0;
       if (fd < 0 && errno == EEXIST) continue;  // a dangling link, or another process made it meanwhile: no verdict
+      if (fd < 0) why = std::strerror(errno);
+    } else {
+      why = ec.message();  // the path could not be examined (a directory on it not searchable)
     }
     if (fd < 0) {
-      return fail(tool, std::string("cannot write ") + out.name + " " + out.path + ": " + std::strerror(errno),
-                  kExitInvalidData);
+      return fail(tool, std::string("cannot write ") + out.name + " " + out.path + ": " + why, kExitInvalidData);
     }
     ::close(fd);
     if (created) ::unlink(out.path.c_str());
@@ -161,7 +167,7 @@ Result<std::string> readTextFile(const std::string& path, const char* what) {
     return text.str();
   }
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (fs::is_directory(path, ec)) {
     return Error{ErrorCode::kIo, std::string(what) + " " + path + " is a directory", {}};
   }
   std::ifstream in(path, std::ios::binary);
