@@ -75,12 +75,18 @@ case $scenario in
     for sub in info check copy edit; do
       run 0 "$sub" --help && grep -q "vtp-world $sub" out.txt || fail "$sub --help printed no usage"
     done
+    # A required flag with its own value label is still marked required.
+    run 0 edit --help && grep -q -- '--script EDITS.txt REQUIRED' out.txt || fail "edit --help hides --script's REQUIRED"
+    run 0 export-obj --help && grep -q -- '--out OUT.obj REQUIRED' out.txt || fail "export-obj --help hides --out's"
     ;;
 
   usage)
     make_world
     run 2 && one_error_line "no subcommand"
     run 2 frobnicate world.vtw && one_error_line "unknown subcommand"
+    grep -q "unknown subcommand 'frobnicate'" err.txt || fail "the unknown subcommand was not named: $(cat err.txt)"
+    run 2 --bogus && grep -q "unknown option '--bogus'" err.txt || fail "the unknown flag was not named"
+    run 2 info "" && one_error_line "an empty FILE"
     run 2 info && one_error_line "info without FILE"
     run 2 info world.vtw extra && one_error_line "info with an extra argument"
     run 2 info world.vtw --bogus && one_error_line "unknown flag"

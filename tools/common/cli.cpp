@@ -63,6 +63,7 @@ std::vector<std::string> joinFlagValues(const CLI::App& app, int argc, char** ar
     if (!positional_only && arg.ends_with('=') && isValueFlag(arg.substr(0, arg.size() - 1))) {
       throw CLI::ValidationError(arg.substr(0, arg.size() - 1), "needs a value, not an empty one");
     }
+    if (arg.empty()) throw CLI::ValidationError("an empty argument", "names no file and no value");
     out.push_back(std::move(arg));
   }
   return out;
@@ -82,7 +83,16 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
+    // CLI11 checks required arguments before unknown ones, so `vtp-world bogus` and `vtp-profile --frob` were told
+    // only that a subcommand or WORLD is required; the unknown word is the better message.
+    const bool has_subcommands = !app.get_subcommands([](const CLI::App*) { return true; }).empty();
+    const std::vector<std::string> extra = app.get_subcommands().empty() ? app.remaining() : std::vector<std::string>{};
+    if (!extra.empty() && (extra[0].starts_with('-') || has_subcommands)) {
+      const char* kind = extra[0].starts_with('-') ? "option" : "subcommand";
+      std::fprintf(stderr, "%s: unknown %s '%s' (see --help)\n", app.get_name().c_str(), kind, extra[0].c_str());
+    } else {
+      std::fprintf(stderr, "%s: %s (see --help)\n", app.get_name().c_str(), e.what());
+    }
     return kExitUsage;
   }
   return std::nullopt;

@@ -63,7 +63,7 @@ Command addEditCommand(CLI::App& app) {
   cmd->add_option("IN", args->in, "World file to read")->required();
   cmd->add_option("OUT", args->out, "World file to write (replaced atomically)")->required();
   cmd->add_option("--script", args->script, "Edit script, one edit per line ('-' = stdin); see README \"Edit scripts\"")
-      ->option_text("EDITS.txt")
+      ->type_name("EDITS.txt")
       ->required();
   addJsonOption(*cmd, args->json);
   return {cmd, [args] { return runEdit(*args); }};

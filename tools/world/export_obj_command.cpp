@@ -157,17 +157,17 @@ Command addExportObjCommand(CLI::App& app) {
   cmd->add_option("--box", args->box,
                   "Only the chunks whose voxels intersect this box: x0,y0,z0,x1,y1,z1 in voxels, max exclusive "
                   "(clipped to the world's storage; default: every chunk that owns a triangle)")
-      ->option_text("BOX");
+      ->type_name("BOX");
   cmd->add_option("--out", args->out, "OBJ file to write (vertices in voxels, one group per material)")
-      ->option_text("OUT.obj")
+      ->type_name("OUT.obj")
       ->required();
   cmd->add_option("--png", args->png, "Also render a shaded oblique view of the triangles to this PNG file")
-      ->option_text("OUT.png");
-  cmd->add_option("--png-size", args->png_size, "Picture size in pixels (default 1024x768)")->option_text("WxH");
+      ->type_name("OUT.png");
+  cmd->add_option("--png-size", args->png_size, "Picture size in pixels (default 1024x768)")->type_name("WxH");
   cmd->add_option("--png-view", args->png_view,
                   "Camera direction in degrees: azimuth (0 = from +z, 90 = from +x) and elevation above the horizon "
                   "(default 45,35)")
-      ->option_text("AZ,EL");
+      ->type_name("AZ,EL");
   addJsonOption(*cmd, args->json);
   return {cmd, [args] { return runExport(*args); }};
 }

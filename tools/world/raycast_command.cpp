@@ -142,12 +142,12 @@ Command addRaycastCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("raycast", "Cast rays from a file against the collision surface; one JSON line per ray");
   cmd->add_option("FILE", args->file, "World file (.vtw)")->required();
   cmd->add_option("--rays", args->rays, "Segments, one per line: x0 y0 z0 x1 y1 z1 in world units ('-' = stdin)")
-      ->option_text("RAYS.txt")
+      ->type_name("RAYS.txt")
       ->required();
   cmd->add_flag("--all", args->all, "Every hit along each segment in increasing t (default: the closest)");
   cmd->add_flag("--water", args->water, "Also the segment's first entry into water, as a hit with \"water\": true");
   cmd->add_option("--json", args->json, "Write the JSON lines to PATH ('-' = stdout, the default)")
-      ->option_text("PATH");
+      ->type_name("PATH");
   return {cmd, [args] { return runRaycast(*args); }};
 }
 

@@ -51,7 +51,7 @@ int writeReport(const nlohmann::json& report, const std::string& path) {
 }
 
 void addJsonOption(CLI::App& command, std::string& path) {
-  command.add_option("--json", path, "Also write a JSON report to PATH ('-' = stdout)")->option_text("PATH");
+  command.add_option("--json", path, "Also write a JSON report to PATH ('-' = stdout)")->type_name("PATH");
 }
 
 }  // namespace vtp::tools::world
