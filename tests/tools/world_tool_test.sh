@@ -271,6 +271,15 @@ case $scenario in
       fail "raycast --all from stdin failed"
     [ "$(grep -o '"t":' all.txt | wc -l)" -eq 2 ] || fail "--all: expected 2 hits: $(cat all.txt)"
     grep -q '"front_face":true.*"front_face":false' all.txt || fail "--all: enter then leave: $(cat all.txt)"
+    # A FIFO named by path streams too: the first ray is answered while its writer still holds the pipe open.
+    mkfifo rays.fifo
+    { printf '0.25 10 0.5 0.25 -10 0.5\n'; exec sleep 30; } >rays.fifo &
+    writer=$!
+    timeout 60 "$tool" raycast floor.vtw --rays rays.fifo >fifo.txt 2>err.txt &
+    for _ in $(seq 100); do [ -s fifo.txt ] && break; sleep 0.1; done
+    grep -q '^{"ray":0,"hits":\[{' fifo.txt || fail "a ray from a FIFO was not answered before the pipe closed"
+    kill "$writer" 2>/dev/null
+    wait
     run 1 raycast floor.vtw --rays missing.txt
     one_error_line "missing ray file"
     # --json PATH: the same lines into a file, nothing on stdout.

@@ -170,20 +170,24 @@ std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<Name
   return std::nullopt;
 }
 
-Result<std::string> readTextFile(const std::string& path, const char* what) {
-  std::ostringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    return text.str();
-  }
+Result<std::istream*> openTextInput(const std::string& path, const char* what, std::ifstream& file) {
+  if (path == "-") return &std::cin;
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     return Error{ErrorCode::kIo, std::string(what) + " " + path + " is a directory", {}};
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{ErrorCode::kIo, std::string("cannot open ") + what + " " + path, {}};
-  text << in.rdbuf();
-  if (in.bad()) return Error{ErrorCode::kIo, std::string("cannot read ") + what + " " + path, {}};
+  file.open(path, std::ios::binary);
+  if (!file) return Error{ErrorCode::kIo, std::string("cannot open ") + what + " " + path, {}};
+  return &file;
+}
+
+Result<std::string> readTextFile(const std::string& path, const char* what) {
+  std::ifstream file;
+  Result<std::istream*> in = openTextInput(path, what, file);
+  if (!in) return in.error();
+  std::ostringstream text;
+  text << (*in)->rdbuf();
+  if ((*in)->bad()) return Error{ErrorCode::kIo, std::string("cannot read ") + what + " " + path, {}};
   return text.str();
 }
 

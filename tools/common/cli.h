@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <fstream>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<Name
 /// works (`--script <(generate-edits)`). kIo when it cannot be opened or read, a directory included (a stream opens
 /// one and reads nothing, which passed for an empty script).
 Result<std::string> readTextFile(const std::string& path, const char* what);
+/// The same file to read as it streams: &std::cin for "-", else `file` opened (its lines are answered as they come,
+/// so a FIFO given by path is not waited on to its end). The same errors as readTextFile.
+Result<std::istream*> openTextInput(const std::string& path, const char* what, std::ifstream& file);
 
 /// A `--seed` value: a decimal integer in 0 .. 2^64 - 1, nothing else (CLI11 would wrap "-1" round to 2^64 - 1 and
 /// clamp 2^64 and beyond to it).

@@ -57,19 +57,16 @@ int runRaycast(const RaycastArgs& args) {
     return *code;
   }
   if (auto code = refuseUnwritable(kToolName, {{"--json", args.json}})) return *code;
-  std::istringstream file;  // stdin is read line by line as rays arrive; a file is read first
-  if (args.rays != "-") {
-    Result<std::string> text = readTextFile(args.rays, "rays file");
-    if (!text) return fail(kToolName, text.error());
-    file.str(std::move(*text));
-  }
-  std::istream& in = args.rays == "-" ? std::cin : file;
+  std::ifstream file;  // rays are answered line by line as they arrive, from stdin or a file
+  Result<std::istream*> opened = openTextInput(args.rays, "rays file", file);
+  if (!opened) return fail(kToolName, opened.error());
+  std::istream& in = **opened;
   Result<terrain::LoadedWorld> loaded = loadWorld(args.file, false);
   if (!loaded) return fail(kToolName, loaded.error());
   terrain::World& world = *loaded->world;
   auto physics = physics::TerrainPhysics::create(world);
   if (!physics) return fail(kToolName, physics.error());
-  // The lines' file is opened (truncated) only once the world is loaded and a rays file read.
+  // The lines' file is opened (truncated) only once the world is loaded and the rays file opened.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_out(nullptr, std::fclose);
   if (args.json != "-") {
     file_out.reset(std::fopen(args.json.c_str(), "w"));
@@ -128,7 +125,9 @@ int runRaycast(const RaycastArgs& args) {
     }
     bad = bad || out.contains("error");
     std::fprintf(sink, "%s\n", out.dump().c_str());
+    if (in.rdbuf()->in_avail() <= 0) std::fflush(sink);  // answered before waiting on the next line
   }
+  if (in.bad()) return fail(kToolName, "cannot read rays file " + args.rays, kExitInvalidData);
   if (std::fflush(sink) != 0 || std::ferror(sink)) {
     return fail(kToolName, "cannot write " + (args.json == "-" ? std::string("stdout") : args.json), kExitInvalidData);
   }
