@@ -76,7 +76,7 @@ case $scenario in
       run 0 "$sub" --help && grep -q "vtp-world $sub" out.txt || fail "$sub --help printed no usage"
     done
     # A required flag with its own value label is still marked required.
-    run 0 edit --help && grep -q -- '--script EDITS.txt REQUIRED' out.txt || fail "edit --help hides --script's REQUIRED"
+    run 0 edit --help && grep -q -- '--script EDITS.txt REQUIRED' out.txt || fail "edit --help hides --script's label"
     run 0 export-obj --help && grep -q -- '--out OUT.obj REQUIRED' out.txt || fail "export-obj --help hides --out's"
     ;;
 
