@@ -11,6 +11,7 @@ const char* errorCodeName(ErrorCode code) noexcept {
     case ErrorCode::kIo: return "i/o error";
     case ErrorCode::kCorrupt: return "corrupt";
     case ErrorCode::kUnsupportedCpu: return "unsupported cpu";
+    case ErrorCode::kOutOfMemory: return "out of memory";
   }
   return "unknown error";
 }

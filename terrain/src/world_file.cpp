@@ -136,12 +136,18 @@ class Reader {
   std::size_t m_pos = 0;
 };
 
-Result<WorldConfig> decodeHeader(Bytes bytes, const LoadOptions& options, std::size_t& header_len,
-                                 std::uint64_t& record_count) {
-  if (bytes.size() < format::kFixedHeaderBytes + 4) {
-    return corrupt(bytes.size(), "file is truncated (" + std::to_string(bytes.size()) + " bytes, shorter than a header)");
+Error outOfMemory(const char* what) {
+  return Error{ErrorCode::kOutOfMemory, std::string("out of memory while ") + what, {}};
+}
+
+// The header, from `bytes`: the file's first min(file_size, kMaxHeaderBytes) bytes (so a file that is not a world,
+// or states more than the limits allow, is refused before the rest is read).
+Result<WorldConfig> decodeHeader(Bytes bytes, std::uint64_t file_size, const LoadOptions& options,
+                                 std::size_t& header_len, std::uint64_t& record_count) {
+  if (file_size < format::kFixedHeaderBytes + 4) {
+    return corrupt(file_size, "file is truncated (" + std::to_string(file_size) + " bytes, shorter than a header)");
   }
-  if (bytes.size() > options.max_file_bytes) return corrupt(0, "file is larger than the load limit");
+  if (file_size > options.max_file_bytes) return corrupt(0, "file is larger than the load limit");
   Reader r(bytes);
   if (std::memcmp(r.take(8).data(), format::kMagic, 8) != 0) return corrupt(0, "bad magic (not a vtp world file)");
   const auto version = r.get<std::uint32_t>();
@@ -149,21 +155,27 @@ Result<WorldConfig> decodeHeader(Bytes bytes, const LoadOptions& options, std::s
     return corrupt(8, "unsupported format version " + std::to_string(version) + " (this build reads 1)");
   }
   const auto h = r.get<std::uint32_t>();
-  if (h < format::kFixedHeaderBytes + 4 || h > format::kMaxHeaderBytes || h > bytes.size()) {
-    return corrupt(12, "header length " + std::to_string(h) + " is impossible for a " +
-                           std::to_string(bytes.size()) + "-byte file");
+  if (h < format::kFixedHeaderBytes + 4 || h > format::kMaxHeaderBytes || h > file_size) {
+    return corrupt(12, "header length " + std::to_string(h) + " is impossible for a " + std::to_string(file_size) +
+                           "-byte file");
   }
   std::uint32_t stored_crc;
   std::memcpy(&stored_crc, bytes.data() + h - 4, 4);
   if (crc32Of(bytes.first(h - 4)) != stored_crc) return corrupt(h - 4, "header checksum mismatch");
   const auto file_len = r.get<std::uint64_t>();
-  if (file_len != bytes.size()) {
+  if (file_len != file_size) {
     return corrupt(16, "header says the file has " + std::to_string(file_len) + " bytes but it has " +
-                           std::to_string(bytes.size()) + (file_len > bytes.size() ? " (truncated)" : " (trailing bytes)"));
+                           std::to_string(file_size) + (file_len > file_size ? " (truncated)" : " (trailing bytes)"));
   }
   record_count = r.get<std::uint64_t>();
-  if (record_count > (bytes.size() - h) / format::kMinRecordBytes) {
+  if (record_count > (file_size - h) / format::kMinRecordBytes) {
     return corrupt(24, "record count " + std::to_string(record_count) + " cannot fit in the file");
+  }
+  if (record_count > options.max_memory_bytes / kUniformChunkLoadBytes) {
+    return Error{ErrorCode::kLimitExceeded,
+                 "the file's " + std::to_string(record_count) + " chunks need more memory than the load limit (" +
+                     std::to_string(options.max_memory_bytes) + " bytes, LoadOptions::max_memory_bytes)",
+                 {}};
   }
   WorldConfig config;
   config.voxel_size = r.get<double>();
@@ -198,6 +210,47 @@ bool chunkInRange(ChunkCoord c) {
   return ok(c.x) && ok(c.y) && ok(c.z);
 }
 
+// A chunk at kMinChunk on an axis has its first plane at -kStorageLimit on that axis, outside storage (|v| <
+// kStorageLimit): only air may lie there, as edits ensure. The index of the first voxel that is not, or -1.
+int firstUnstorable(ChunkCoord c, std::span<const Voxel> voxels) {
+  if (c.x != kMinChunk && c.y != kMinChunk && c.z != kMinChunk) return -1;
+  for (int i = 0; i < int(voxels.size()); ++i) {
+    const VoxelCoord v{c.x * kChunkSize + i % kChunkSize, c.y * kChunkSize + i / kChunkSize % kChunkSize,
+                       c.z * kChunkSize + i / (kChunkSize * kChunkSize)};
+    if (voxels[std::size_t(i)] != kAir && !insideStorage(v)) return i;
+  }
+  return -1;
+}
+
+// One inflate stream for all records of a load (zlib's window is allocated once, not per record). A payload must
+// inflate to exactly `out.size()` bytes and use all its input; a preset dictionary is refused.
+class Inflater {
+ public:
+  Inflater() { m_ok = ::inflateInit(&m_z) == Z_OK; }
+  ~Inflater() {
+    if (m_ok) ::inflateEnd(&m_z);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  bool ready() const { return m_ok; }
+  enum class Outcome { kExact, kBad, kOutOfMemory };
+  Outcome inflate(Bytes in, std::span<std::uint8_t> out) {
+    if (::inflateReset(&m_z) != Z_OK) return Outcome::kBad;
+    m_z.next_in = const_cast<Bytef*>(in.data());  // zlib's API is not const; it only reads the input
+    m_z.avail_in = uInt(in.size());
+    m_z.next_out = out.data();
+    m_z.avail_out = uInt(out.size());
+    const int rc = ::inflate(&m_z, Z_FINISH);
+    if (rc == Z_MEM_ERROR) return Outcome::kOutOfMemory;
+    // Z_BUF_ERROR means more output was coming: an inflated size over the payload's is as corrupt as one under it.
+    return rc == Z_STREAM_END && m_z.avail_out == 0 && m_z.avail_in == 0 ? Outcome::kExact : Outcome::kBad;
+  }
+
+ private:
+  z_stream m_z{};
+  bool m_ok = false;
+};
+
 // One record's content problem (salvageable) or its chunk.
 struct RecordOutcome {
   ChunkCoord coord;
@@ -205,8 +258,9 @@ struct RecordOutcome {
   std::string problem;
 };
 
-// Framing errors (cannot find the next record) are returned as Error; content problems in RecordOutcome.
-Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials) {
+// Framing errors (cannot find the next record) and running out of memory are returned as Error; content problems in
+// RecordOutcome.
+Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials, Inflater& inflater) {
   const std::size_t start = r.pos();
   if (!r.has(format::kRecordPrefixBytes)) return corrupt(start, "record is truncated");
   RecordOutcome out;
@@ -244,17 +298,16 @@ Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials) {
     if (v == kAir) return bad(start + 13, "uniform record holds air (air chunks are not stored)");
     if (!isCanonical(v)) return bad(start + 13, "uniform record voxel is non-canonical");
     if (!materials.contains(v.material)) return bad(start + 13, "undefined material " + std::to_string(v.material));
+    if (firstUnstorable(out.coord, std::span(&v, 1)) >= 0) {
+      return bad(start + 13, "uniform record fills voxels outside the storage range (|v| < 2^24)");
+    }
     out.chunk = Chunk::makeUniform(1, v);
     return out;
   }
   std::array<std::uint8_t, format::kPayloadBytes> raw;
-  uLongf raw_len = raw.size();
-  uLong src_len = payload.size();
-  const int rc = ::uncompress2(raw.data(), &raw_len, payload.data(), &src_len);
-  // Z_BUF_ERROR means more output was coming: an inflated size over 1024 is as corrupt as one under it.
-  if (rc != Z_OK || raw_len != raw.size() || src_len != payload.size()) {
-    return bad(start + 17, "payload does not inflate to exactly 1024 bytes");
-  }
+  const Inflater::Outcome inflated = inflater.inflate(payload, raw);
+  if (inflated == Inflater::Outcome::kOutOfMemory) return outOfMemory("inflating a chunk record");
+  if (inflated != Inflater::Outcome::kExact) return bad(start + 17, "payload does not inflate to exactly 1024 bytes");
   std::array<Voxel, kChunkVolume> voxels;
   bool all_equal = true;
   for (int i = 0; i < kChunkVolume; ++i) {
@@ -266,6 +319,9 @@ Result<RecordOutcome> decodeRecord(Reader& r, const MaterialTable& materials) {
     all_equal = all_equal && voxels[i] == voxels[0];
   }
   if (all_equal) return bad(start + 17, "dense record holds a uniform chunk (non-canonical)");
+  if (const int i = firstUnstorable(out.coord, voxels); i >= 0) {
+    return bad(start + 17, "voxel " + std::to_string(i) + " lies outside the storage range (|v| < 2^24)");
+  }
   out.chunk = Chunk::make(1, voxels);
   return out;
 }
@@ -302,32 +358,51 @@ std::vector<std::uint8_t> encodeWorld(const World& world) {
   return std::move(w.bytes);
 }
 
-Result<LoadedWorld> decodeWorld(Bytes bytes, const LoadOptions& options) {
-  std::size_t header_len = 0;
-  std::uint64_t record_count = 0;
-  Result<WorldConfig> config = decodeHeader(bytes, options, header_len, record_count);
-  if (!config) return config.error();
-  Result<std::unique_ptr<World>> world = World::create(std::move(config.value()));
+namespace {
+
+// decodeWorld once the header has been read: the records into a new world.
+Result<LoadedWorld> decodeRecords(Bytes bytes, const LoadOptions& options, std::size_t header_len,
+                                  std::uint64_t record_count, WorldConfig config) {
+  Result<std::unique_ptr<World>> world = World::create(std::move(config));
   if (!world) return world.error();
+  Inflater inflater;
+  if (!inflater.ready()) return outOfMemory("starting zlib");
   LoadedWorld loaded{std::move(world.value()), {}};
   Reader r(bytes);
   r.take(header_len);
   bool have_last = false;
   ChunkCoord last{};
+  std::uint64_t memory = 0;  // as LoadOptions::max_memory_bytes counts it
+  auto salvage = [&](ChunkCoord coord, std::size_t start, const std::string& problem) -> Status {
+    if (loaded.bad_chunks.size() >= options.max_bad_chunks) {
+      return corrupt(start, "more than " + std::to_string(options.max_bad_chunks) +
+                                " bad chunk records (LoadOptions::max_bad_chunks); the next: " + problem);
+    }
+    loaded.bad_chunks.push_back({coord, start, problem});
+    return {};
+  };
   for (std::uint64_t i = 0; i < record_count; ++i) {
     const std::size_t start = r.pos();
-    Result<RecordOutcome> rec = decodeRecord(r, loaded.world->materials());
+    Result<RecordOutcome> rec = decodeRecord(r, loaded.world->materials(), inflater);
     if (!rec) return rec.error();
     if (!rec->problem.empty()) {
       if (!options.salvage) return corrupt(start, "chunk record " + std::to_string(i) + ": " + rec->problem);
-      loaded.bad_chunks.push_back({rec->coord, start, rec->problem});
+      if (Status s = salvage(rec->coord, start, rec->problem); !s) return s.error();
       continue;
     }
     if (have_last && !(last < rec->coord)) {
       const std::string what = last == rec->coord ? "duplicate chunk" : "chunk records out of order";
       if (!options.salvage) return corrupt(start, what + " at record " + std::to_string(i));
-      loaded.bad_chunks.push_back({rec->coord, start, what});
+      if (Status s = salvage(rec->coord, start, what); !s) return s.error();
       continue;
+    }
+    memory += rec->chunk->isUniform() ? kUniformChunkLoadBytes : kDenseChunkLoadBytes;
+    if (memory > options.max_memory_bytes) {
+      return Error{ErrorCode::kLimitExceeded,
+                   "the world's chunks need more memory than the load limit (" +
+                       std::to_string(options.max_memory_bytes) + " bytes, LoadOptions::max_memory_bytes) at record " +
+                       std::to_string(i),
+                   {}};
     }
     have_last = true;
     last = rec->coord;
@@ -338,6 +413,21 @@ Result<LoadedWorld> decodeWorld(Bytes bytes, const LoadOptions& options) {
   return loaded;
 }
 
+}  // namespace
+
+Result<LoadedWorld> decodeWorld(Bytes bytes, const LoadOptions& options) {
+  try {
+    std::size_t header_len = 0;
+    std::uint64_t record_count = 0;
+    Result<WorldConfig> config = decodeHeader(bytes.first(std::min(bytes.size(), format::kMaxHeaderBytes)),
+                                              bytes.size(), options, header_len, record_count);
+    if (!config) return config.error();
+    return decodeRecords(bytes, options, header_len, record_count, std::move(config.value()));
+  } catch (const std::bad_alloc&) {
+    return outOfMemory("loading the world");
+  }
+}
+
 Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadOptions& options) {
   auto io = [&](const char* what) {
     return Error{ErrorCode::kIo, std::string(what) + " " + path.string() + ": " + std::strerror(errno), {}};
@@ -345,38 +435,64 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
   // O_NONBLOCK: opening a FIFO must not wait for a writer; the regular-file check below then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return io("cannot open");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const Error e = io("cannot stat");
-    ::close(fd);
-    return e;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error{ErrorCode::kIo, path.string() + " is not a regular file", {}};
-  }
-  if (std::uint64_t(st.st_size) > options.max_file_bytes) {
-    ::close(fd);
+  if (::fstat(fd, &st) != 0) return io("cannot stat");
+  if (!S_ISREG(st.st_mode)) return Error{ErrorCode::kIo, path.string() + " is not a regular file", {}};
+  const auto size = std::uint64_t(st.st_size);
+  if (size > options.max_file_bytes) {
     return Error{ErrorCode::kCorrupt, path.string() + " is larger than the load limit", {}};
   }
-  std::vector<std::uint8_t> bytes(std::size_t(st.st_size));
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const Error e = io("cannot read");
-      ::close(fd);
-      return e;
+  // Reads bytes [from, to) of the file into `bytes`.
+  auto readRange = [&](std::vector<std::uint8_t>& bytes, std::size_t from, std::size_t to) -> Status {
+    for (std::size_t got = from; got < to;) {
+      const ssize_t n = ::read(fd, bytes.data() + got, to - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return io("cannot read");
+      if (n == 0) {
+        return Error{ErrorCode::kIo, path.string() + " shrank while it was read (" + std::to_string(got) + " of " +
+                                         std::to_string(to) + " bytes)", {}};
+      }
+      got += std::size_t(n);
     }
-    got += std::size_t(n);
+    return {};
+  };
+  try {
+    // The header first: a file that is not a world, or states more than the limits allow, is refused before the
+    // rest of it is allocated (a 900 MB file of zeros once took 926 MB to be told its magic is wrong).
+    std::vector<std::uint8_t> bytes(std::min<std::size_t>(size, format::kMaxHeaderBytes));
+    if (Status s = readRange(bytes, 0, bytes.size()); !s) return s.error();
+    std::size_t header_len = 0;
+    std::uint64_t record_count = 0;
+    if (Result<WorldConfig> config = decodeHeader(bytes, size, options, header_len, record_count); !config) {
+      return config.error();
+    }
+    const std::size_t head = bytes.size();
+    bytes.resize(std::size_t(size));
+    if (Status s = readRange(bytes, head, bytes.size()); !s) return s.error();
+    return decodeWorld(bytes, options);
+  } catch (const std::bad_alloc&) {
+    return outOfMemory(("reading " + path.string()).c_str());
   }
-  ::close(fd);
-  return decodeWorld(bytes, options);
 }
 
-Status saveWorldFile(const World& world, const std::filesystem::path& path) {
-  const std::vector<std::uint8_t> bytes = encodeWorld(world);
+Status saveWorldFile(const World& world, const std::filesystem::path& link_or_path) {
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = encodeWorld(world);
+  } catch (const std::bad_alloc&) {
+    return outOfMemory("encoding the world");
+  }
+  // A symbolic link saves to the file it names, so the link stays a link (the rename would replace the link itself).
+  std::error_code ec;
+  std::filesystem::path path = link_or_path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
+    path = std::filesystem::weakly_canonical(link_or_path, ec);
+    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
+  }
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::filesystem::path tmp;
@@ -400,6 +516,15 @@ Status saveWorldFile(const World& world, const std::filesystem::path& path) {
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) return fail("cannot create temp file", false);
+  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
+  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (::fchmod(fd, old.st_mode & 07777) != 0) {
+      Error e = fail("cannot copy the old file's permissions", true);
+      ::close(fd);
+      return e;
+    }
+    (void)::fchown(fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
+  }
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

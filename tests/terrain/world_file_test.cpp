@@ -41,8 +41,11 @@
 namespace {
 std::atomic<bool> g_probe_armed{false};
 std::atomic<std::size_t> g_probe_largest{0};
+// Requests over this fail (operator new throws std::bad_alloc), as they would under a process memory limit.
+std::atomic<std::size_t> g_fail_above{std::size_t(-1)};
 
 void* probedAlloc(std::size_t n) {
+  if (n > g_fail_above.load(std::memory_order_relaxed)) return nullptr;
   if (g_probe_armed.load(std::memory_order_relaxed)) {
     std::size_t prev = g_probe_largest.load(std::memory_order_relaxed);
     while (n > prev && !g_probe_largest.compare_exchange_weak(prev, n, std::memory_order_relaxed)) {
@@ -104,8 +107,9 @@ T peek(const Bytes& b, std::size_t at) {
   return v;
 }
 
-// One record: coordinate, kind, body, CRC over all of it.
-Bytes record(ChunkCoord c, std::uint8_t kind, std::span<const std::uint8_t> body) {
+// One record: coordinate, kind, body, CRC over all of it. (noinline: inlined into a loop, g++ 12 reports a false
+// -Wstringop-overflow in the vector's growth.)
+[[gnu::noinline]] Bytes record(ChunkCoord c, std::uint8_t kind, std::span<const std::uint8_t> body) {
   Bytes b;
   put(b, c.x);
   put(b, c.y);
@@ -809,12 +813,28 @@ TEST_CASE("WorldFile") {
       CAPTURE(bad.z);
       checkRejected(buildFile({}, {uniformRecord(bad, rock)}), "chunk coordinate outside the storage range", true);
     }
-    const Result<LoadedWorld> edge =
-        decode(buildFile({}, {uniformRecord({kMinChunk, kMinChunk, kMinChunk}, rock),
-                              uniformRecord({kMaxChunk, kMaxChunk, kMaxChunk}, rock)}));
+    // The lowest chunk's first plane on an axis lies at -2^24, outside storage: only air may be there (a uniform
+    // rock chunk there once loaded, with voxels that no edit could reach and `voxel()` never reads).
+    std::array<Voxel, kChunkVolume> low{};
+    for (int z = 0; z < kChunkSize; ++z) {
+      for (int y = 0; y < kChunkSize; ++y) {
+        for (int x = 0; x < kChunkSize; ++x) low[std::size_t(chunkIndex(x, y, z))] = x > 0 && y > 0 ? rock : kAir;
+      }
+    }
+    const Result<LoadedWorld> edge = decode(buildFile({}, {denseRecord({kMinChunk, kMinChunk, 0}, low),
+                                                           uniformRecord({kMaxChunk, kMaxChunk, kMaxChunk}, rock)}));
     REQUIRE(edge.ok());
     CHECK(edge->world->voxel({kStorageLimit - 1, kStorageLimit - 1, kStorageLimit - 1}) == rock);
-    CHECK(edge->world->voxel({1 - kStorageLimit, 1 - kStorageLimit, 1 - kStorageLimit}) == rock);
+    CHECK(edge->world->voxel({1 - kStorageLimit, 1 - kStorageLimit, 0}) == rock);
+    checkRejected(buildFile({}, {uniformRecord({kMinChunk, 0, 0}, rock)}),
+                  "uniform record fills voxels outside the storage range", true);
+    checkRejected(buildFile({}, {uniformRecord({0, 0, kMinChunk}, rock)}),
+                  "uniform record fills voxels outside the storage range", true);
+    low[std::size_t(chunkIndex(3, 0, 5))] = rock;  // one voxel at y = -2^24
+    checkRejected(buildFile({}, {denseRecord({kMinChunk, kMinChunk, 0}, low)}),
+                  "voxel " + std::to_string(chunkIndex(3, 0, 5)) + " lies outside the storage range", true);
+    low[std::size_t(chunkIndex(3, 0, 5))] = kAir;
+    REQUIRE(decode(buildFile({}, {denseRecord({kMinChunk, kMinChunk, 0}, low)})).ok());
   }
 
   SUBCASE("bad magic, an unsupported version, a bad header length or checksum are rejected even in salvage mode") {
@@ -968,4 +988,118 @@ TEST_CASE("WorldFile paths that are not regular files") {
     CHECK(loaded.error().code == vtp::ErrorCode::kIo);
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("WorldFile memory: limits, running out, and what a save keeps") {
+  SUBCASE("a world over max_memory_bytes is refused: by its record count at once, else as its records decode") {
+    std::vector<Bytes> uniform;
+    for (int i = 0; i < 100; ++i) uniform.push_back(uniformRecord({i, 0, 0}, {2, 255}));
+    LoadOptions o;
+    o.max_memory_bytes = 99 * kUniformChunkLoadBytes;
+    g_probe_largest = 0;
+    g_probe_armed = true;
+    const Result<LoadedWorld> many = decodeWorld(buildFile({}, uniform), o);
+    g_probe_armed = false;
+    REQUIRE_FALSE(many.ok());
+    CHECK(many.error().code == ErrorCode::kLimitExceeded);
+    CHECK(many.error().message.find("100 chunks need more memory than the load limit") != std::string::npos);
+    const std::size_t refused_largest = g_probe_largest.load();
+    o.max_memory_bytes = 100 * kUniformChunkLoadBytes;
+    g_probe_largest = 0;
+    g_probe_armed = true;
+    CHECK(decodeWorld(buildFile({}, uniform), o).ok());
+    g_probe_armed = false;
+    CHECK(refused_largest < g_probe_largest.load());  // refused from the header, before a world is made
+    // Dense chunks cost more than the record count can tell: counted as they decode.
+    std::vector<Bytes> dense;
+    for (int i = 0; i < 10; ++i) dense.push_back(denseRecord({i, 0, 0}, mixedVoxels()));
+    o.max_memory_bytes = 2 * kDenseChunkLoadBytes + kDenseChunkLoadBytes / 2;
+    const Result<LoadedWorld> big = decodeWorld(buildFile({}, dense), o);
+    REQUIRE_FALSE(big.ok());
+    CHECK(big.error().code == ErrorCode::kLimitExceeded);
+    CHECK(big.error().message.find("at record 2") != std::string::npos);
+    o.max_memory_bytes = 10 * kDenseChunkLoadBytes;
+    CHECK(decodeWorld(buildFile({}, dense), o).ok());
+  }
+
+  SUBCASE("salvage gives up past max_bad_chunks") {
+    std::vector<Bytes> records;
+    for (int i = 0; i < 6; ++i) {
+      records.push_back(uniformRecord({i, 0, 0}, {2, 255}));
+      if (i % 2 == 0) records.back().back() ^= 1;  // its checksum: 3 bad records
+    }
+    LoadOptions o;
+    o.salvage = true;
+    o.max_bad_chunks = 3;
+    const Result<LoadedWorld> three = decodeWorld(buildFile({}, records), o);
+    REQUIRE(three.ok());
+    CHECK(three->bad_chunks.size() == 3);
+    o.max_bad_chunks = 2;
+    const Result<LoadedWorld> over = decodeWorld(buildFile({}, records), o);
+    REQUIRE_FALSE(over.ok());
+    CHECK(over.error().code == ErrorCode::kCorrupt);
+    CHECK(over.error().message.find("more than 2 bad chunk records") != std::string::npos);
+  }
+
+  SUBCASE("loadWorldFile reads the header before it allocates the file") {
+    TempDir dir;
+    const fs::path zeros = dir.path / "zeros.vtw";
+    { std::ofstream(zeros).flush(); }
+    fs::resize_file(zeros, std::uintmax_t(64) << 20);  // 64 MiB of zeros, sparse
+    g_probe_largest = 0;
+    g_probe_armed = true;
+    const Result<LoadedWorld> r = loadWorldFile(zeros);
+    g_probe_armed = false;
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("bad magic") != std::string::npos);
+    CHECK(g_probe_largest.load() <= format::kMaxHeaderBytes + 4096);
+  }
+
+  SUBCASE("running out of memory is kOutOfMemory, never an exception; a save that runs out keeps the old file") {
+    std::mt19937_64 rng(11);
+    auto w = vtp::test::makeWorld();
+    vtp::test::randomEdits(*w, {{-40, -40, -40}, {40, 40, 40}}, 300, rng);
+    const Bytes file = encodeWorld(*w);
+    REQUIRE(file.size() > 64 * 1024);
+    TempDir dir;
+    const fs::path path = dir.path / "w.vtw";
+    REQUIRE(saveWorldFile(*smallWorld(), path).ok());
+    const Bytes before = readFile(path);
+    {
+      std::ofstream out(dir.path / "big.vtw", std::ios::binary);
+      out.write(reinterpret_cast<const char*>(file.data()), std::streamsize(file.size()));
+    }
+    for (const std::size_t cap : {std::size_t(1) << 10, std::size_t(4) << 10, std::size_t(8) << 10}) {
+      CAPTURE(cap);
+      g_fail_above = cap;
+      const Result<LoadedWorld> decoded = decodeWorld(file);
+      const Result<LoadedWorld> loaded = loadWorldFile(dir.path / "big.vtw");
+      const vtp::Status saved = saveWorldFile(*w, path);
+      g_fail_above = std::size_t(-1);
+      REQUIRE_FALSE(decoded.ok());
+      CHECK(decoded.error().code == ErrorCode::kOutOfMemory);
+      REQUIRE_FALSE(loaded.ok());
+      CHECK(loaded.error().code == ErrorCode::kOutOfMemory);
+      REQUIRE_FALSE(saved.ok());
+      CHECK(saved.error().code == ErrorCode::kOutOfMemory);
+      CHECK(readFile(path) == before);
+      CHECK(dir.names() == std::vector<std::string>{"big.vtw", "w.vtw"});
+    }
+    CHECK(decodeWorld(file).ok());
+  }
+
+  SUBCASE("a save through a symbolic link replaces the file it names; a replaced file keeps its permissions") {
+    TempDir dir;
+    const fs::path real = dir.path / "real.vtw", link = dir.path / "link.vtw";
+    REQUIRE(saveWorldFile(*smallWorld(), real).ok());
+    fs::permissions(real, fs::perms::owner_read | fs::perms::owner_write);
+    fs::create_symlink("real.vtw", link);
+    auto other = vtp::test::makeWorld();
+    REQUIRE(other->fillBox({{0, 0, 0}, {8, 8, 8}}, 3).ok());
+    REQUIRE(saveWorldFile(*other, link).ok());
+    CHECK(fs::is_symlink(fs::symlink_status(link)));
+    CHECK(readFile(real) == encodeWorld(*other));
+    CHECK((fs::status(real).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+    CHECK(dir.names() == std::vector<std::string>{"link.vtw", "real.vtw"});
+  }
 }

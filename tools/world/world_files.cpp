@@ -26,9 +26,16 @@ Result<terrain::LoadedWorld> loadWorld(const std::filesystem::path& path, bool s
 }
 
 void printBadChunks(const std::vector<terrain::BadChunk>& bad_chunks) {
-  for (const terrain::BadChunk& b : bad_chunks) {
+  // The first few, one line each; a badly damaged file can hold up to LoadOptions::max_bad_chunks (--json lists all).
+  constexpr std::size_t kPrinted = 20;
+  for (std::size_t i = 0; i < bad_chunks.size() && i < kPrinted; ++i) {
+    const terrain::BadChunk& b = bad_chunks[i];
     std::fprintf(stderr, "%s: bad chunk %d,%d,%d at byte %llu replaced by air: %s\n", kToolName, b.coord.x, b.coord.y,
                  b.coord.z, static_cast<unsigned long long>(b.byte_offset), b.problem.c_str());
+  }
+  if (bad_chunks.size() > kPrinted) {
+    std::fprintf(stderr, "%s: and %zu more bad chunks (--json lists every one)\n", kToolName,
+                 bad_chunks.size() - kPrinted);
   }
 }
 

@@ -20,6 +20,7 @@ enum class ErrorCode : std::uint8_t {
   kIo,               ///< The operating system refused a read, write, fsync or rename.
   kCorrupt,          ///< A world file failed validation (checksum, framing, bounds, canonical form).
   kUnsupportedCpu,   ///< The CPU lacks an instruction set the build targets (x86-64-v3).
+  kOutOfMemory,      ///< An allocation the request needed failed (the process's memory limit); nothing changed.
 };
 
 /// Short lowercase name of a code, e.g. "corrupt".

@@ -9,7 +9,9 @@
 ///   single-byte change and any truncation is detected.
 /// - Loading never crashes, never allocates more than the stated limits, and never hands back a partial world
 ///   silently: it fails with kCorrupt naming the byte offset and the problem, or, in salvage mode, replaces each bad
-///   chunk with air and lists it.
+///   chunk with air and lists it. loadWorldFile reads and checks the header (at most 64 KiB) before it allocates
+///   the rest of the file. A world over LoadOptions::max_memory_bytes fails with kLimitExceeded, and an allocation
+///   that fails below it (the process's own limit) with kOutOfMemory, never an exception.
 /// - Saving is atomic: temp file in the same directory (O_EXCL), write, fsync, rename over the target, fsync the
 ///   directory. A crash leaves the old file or the new one. Orphaned temp files are never read by load.
 /// Thread-safety: all functions are safe to call concurrently with reads and edits of the World they save (the save
@@ -35,7 +37,20 @@ struct LoadOptions {
   bool salvage = false;
   /// Files longer than this are refused before reading. [Unit: byte]
   std::uint64_t max_file_bytes = std::uint64_t(1) << 30;
+  /// The loaded chunks' memory may not exceed this (kLimitExceeded). It is counted as the records decode, at the
+  /// resident bytes measured per chunk, its share of the chunk map included (kUniformChunkLoadBytes and
+  /// kDenseChunkLoadBytes), and a file whose record count alone passes it is refused before anything is allocated.
+  /// A 1 GiB file of the smallest dense records would otherwise take about 32 GB. [Unit: byte]
+  std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
+  /// Salvage mode fails (kCorrupt) once more records than this are bad: each is listed, so a file of millions of
+  /// damaged records would otherwise make a list of millions.
+  std::size_t max_bad_chunks = std::size_t(1) << 16;
 };
+
+/// What LoadOptions::max_memory_bytes counts per loaded chunk: resident bytes per record measured on files of 5
+/// million uniform and 2 million dense records (276 and 1,220), rounded up. [Unit: byte]
+inline constexpr std::uint64_t kUniformChunkLoadBytes = 320;
+inline constexpr std::uint64_t kDenseChunkLoadBytes = 1280;
 
 /// A chunk record that salvage mode dropped.
 struct BadChunk {
@@ -53,9 +68,11 @@ struct LoadedWorld {
 Result<LoadedWorld> decodeWorld(std::span<const std::uint8_t> bytes, const LoadOptions& options = {});
 /// Reads and decodes a world file. kIo when it cannot be read.
 Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadOptions& options = {});
-/// Encodes a consistent snapshot of the world.
+/// Encodes a consistent snapshot of the world. Throws std::bad_alloc when memory runs out (saveWorldFile returns
+/// kOutOfMemory instead).
 std::vector<std::uint8_t> encodeWorld(const World& world);
-/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched.
+/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched. A path that is a
+/// symbolic link saves to the file it names (the link stays); a file replaced keeps its permission bits.
 Status saveWorldFile(const World& world, const std::filesystem::path& path);
 
 }  // namespace vtp::terrain
