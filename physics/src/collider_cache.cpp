@@ -6,7 +6,6 @@
 #include <cassert>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "affected_chunks.h"
@@ -133,17 +132,9 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   const int apron = use == ColliderUse::kContacts ? mesher::kWideApron : mesher::kApron;
   std::vector<terrain::Voxel>& voxels = use == ColliderUse::kContacts ? scratch.wide : scratch.narrow;
   const terrain::VoxelBox box = terrain::grown(terrain::chunkBox(chunk), apron);
-  // A seqlock read: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
-  // never the world's; read again until one read lies between two edits (edits are short and serialised).
-  for (;;) {
-    const std::uint64_t before = m_world.publishSequence();
-    if (before & 1) {
-      std::this_thread::yield();
-      continue;
-    }
-    if (Status st = m_world.readBox(box, voxels); !st) return st.error();
-    if (m_world.publishSequence() == before) break;
-  }
+  // Between two edits: a box read while an edit publishes could mix two versions of its 27 chunks, a surface that was
+  // never the world's.
+  if (Status st = m_world.readBoxBetweenEdits(box, voxels); !st) return st.error();
   if (auto n = scratch.mesher.mesh(voxels, apron, scratch.mesh); !n) return n.error();
   auto built = scratch.builder.build(scratch.mesh, chunk, use);
   if (!built) return built.error();

@@ -502,7 +502,9 @@ struct MaskIndex::State {
   }
   // Chunk c's masks from its 10^3 box; nothing when the box cannot be read (outside the readable range).
   static std::optional<ChunkMasks> read(const terrain::World& world, ChunkCoord c, std::vector<Voxel>& box) {
-    if (!world.readBox(terrain::grown(terrain::chunkBox(c), kMaskApron), box).ok()) return std::nullopt;
+    // Between two edits: a listener reads while the next edit may be publishing, and its box could mix two versions
+    // of the 27 chunks (masks of a world that never was: a contact query after both edits returned found nothing).
+    if (!world.readBoxBetweenEdits(terrain::grown(terrain::chunkBox(c), kMaskApron), box).ok()) return std::nullopt;
     Result<ChunkMasks> built = buildChunkMasks(box);
     if (!built.ok()) return std::nullopt;
     return *built;

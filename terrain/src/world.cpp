@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chunk_table.h"
@@ -15,7 +16,7 @@
 
 namespace vtp::terrain {
 
-// Serialises edits; the mutex also makes snapshot() see the world between two edits.
+// Serialises edits; the sequence lets reads see the world between two edits.
 struct World::EditState {
   std::mutex mutex;
   std::mutex notify_mutex;  // held while listeners run; taken before `mutex` is released
@@ -332,11 +333,48 @@ void World::forEachChunk(const ReadGuard&, const std::function<void(ChunkCoord, 
   }
 }
 
+namespace {
+
+// Runs `read` (which may run again) until one run lies between two edits: `publishing` even and unchanged across it.
+// At most `tries` runs (a negative count: no limit); false when none was clean.
+template <class Read>
+bool readBetweenEdits(const std::atomic<std::uint64_t>& publishing, int tries, Read&& read) {
+  for (int run = 0; tries < 0 || run < tries;) {
+    const std::uint64_t before = publishing.load(std::memory_order_seq_cst);
+    if (before & 1) {
+      std::this_thread::yield();  // an edit is publishing: a read now would be retried anyway
+      continue;
+    }
+    ++run;
+    if (!read()) return true;  // the read failed on its own terms: no retry makes it succeed
+    if (publishing.load(std::memory_order_seq_cst) == before) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status World::readBoxBetweenEdits(const VoxelBox& box, std::span<Voxel> out) const {
+  Status status;
+  readBetweenEdits(m_edit->publishing, -1, [&] { return (status = readBox(box, out)).ok(); });
+  return status;
+}
+
 WorldSnapshot World::snapshot() const {
   std::vector<WorldSnapshot::Entry> entries;
-  std::lock_guard lock(m_edit->mutex);
   ReadGuard guard = read();
-  forEachChunk(guard, [&](ChunkCoord c, const Chunk& chunk) { entries.push_back({c, &chunk}); });
+  auto walk = [&] {
+    entries.clear();
+    forEachChunk(guard, [&](ChunkCoord c, const Chunk& chunk) { entries.push_back({c, &chunk}); });
+    return true;
+  };
+  // Not the edit lock first: a listener snapshots (saving does) while another editor may hold that lock, waiting
+  // for the notify lock the listener's edit holds. While a listener runs, at most that one edit can publish, so the
+  // second try is clean and only snapshots outside listeners, under a stream of edits, reach the lock.
+  if (!readBetweenEdits(m_edit->publishing, 3, walk)) {
+    std::lock_guard lock(m_edit->mutex);
+    walk();
+  }
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.coord < b.coord; });
   // The snapshot takes over the guard's pin: the versions it lists stay alive as long as it does.
   const std::size_t slot = guard.m_slot;

@@ -137,6 +137,10 @@ class World {
   /// 12^3) has its own fixed-size path.
   /// Lock-free; never allocates for boxes up to 8 chunks wide.
   Status readBox(const VoxelBox& box, std::span<Voxel> out) const;
+  /// readBox at one moment between two edits, never partway through one that publishes several chunks: read again
+  /// while an edit published during the read (a seqlock read on publishSequence; edits are short and serialised, so a
+  /// read from a listener retries at most once). What physics reads chunk boxes with. Lock-free.
+  Status readBoxBetweenEdits(const VoxelBox& box, std::span<Voxel> out) const;
   /// The largest box readBox reads: a read pins the chunk versions it sees until it returns, so its length is capped,
   /// in voxels and in chunks (its work and scratch grow with both: a 1 x 1 x 2^24 box would overlap 2^21 chunks).
   static constexpr std::int64_t kMaxReadVoxels = std::int64_t(1) << 24;
@@ -150,13 +154,15 @@ class World {
 
   /// A sequence number that is odd while an edit is publishing its chunks and grows by 2 with every edit. A readBox
   /// that starts and ends with the same even value saw the world between two edits, not partway through one (read
-  /// it before and after, as a seqlock reader does; the collider cache does).
+  /// it before and after, as a seqlock reader does; readBoxBetweenEdits does).
   std::uint64_t publishSequence() const;
 
   /// Calls fn(coord, chunk) for every stored chunk, in no particular order. fn must not edit the world.
   void forEachChunk(const ReadGuard& guard, const std::function<void(ChunkCoord, const Chunk&)>& fn) const;
 
-  /// Every stored chunk at one moment between edits, sorted; briefly waits for a running edit to finish.
+  /// Every stored chunk at one moment between edits, sorted. A seqlock walk, tried again while edits publish during
+  /// it; after a few tries it waits for the running edit instead (never from a listener: while one runs, at most one
+  /// other edit can publish, so its second try is clean).
   WorldSnapshot snapshot() const;
 
   WorldStats stats() const;
