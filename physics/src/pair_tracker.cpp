@@ -14,38 +14,43 @@ constexpr std::uint8_t kSolidBit = 1, kWaterBit = 2;
 
 struct PairTracker::Body {
   Aabb box;
-  // The chunks the body's box touches, sorted (z, y, x), with which surfaces (kSolidBit | kWaterBit).
-  std::vector<std::pair<ChunkCoord, std::uint8_t>> touches;
+  // The chunks the body's box touches, sorted (z, y, x), with which surfaces (kSolidBit | kWaterBit): as the index
+  // answers now, and as the caller was last told (what it holds if it applied every change in the order it got them).
+  std::vector<std::pair<ChunkCoord, std::uint8_t>> touches, reported;
+  bool unreported = false;  // an edit changed `touches` since the last report
 };
 
 PairTracker::PairTracker(MaskIndex& index) : m_index(index) { m_index.attach(this); }
 
 PairTracker::~PairTracker() { m_index.detach(this); }
 
-void PairTracker::evaluate(std::uint64_t id, Body& body, PairChanges& changes) {
+void PairTracker::requery(Body& body) {
   if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
-  apply(id, body, m_scratch, changes);
+  setTouches(body, m_scratch);
 }
 
-void PairTracker::apply(std::uint64_t id, Body& body, std::span<const ChunkTouch> touches, PairChanges& changes) {
-  // Reused buffers (swapped with the body's list below): no allocation per update in steady state.
-  std::vector<std::pair<ChunkCoord, std::uint8_t>>& next = m_next;
-  next.clear();
+void PairTracker::setTouches(Body& body, std::span<const ChunkTouch> touches) {
+  body.touches.clear();
   for (const ChunkTouch& t : touches) {
-    next.push_back({t.chunk, std::uint8_t((t.solid ? kSolidBit : 0) | (t.water ? kWaterBit : 0))});
+    body.touches.push_back({t.chunk, std::uint8_t((t.solid ? kSolidBit : 0) | (t.water ? kWaterBit : 0))});
   }
-  // Merge the two sorted lists; per chunk, the bits only in `next` are added and those only in the old list removed.
+}
+
+void PairTracker::report(std::uint64_t id, Body& body, PairChanges& changes) {
+  // Merge the two sorted lists; per chunk, the bits only in `touches` are added and those only in `reported` removed.
   auto emit = [&](std::vector<Pair>& list, ChunkCoord c, unsigned bits) {
     if (bits & kSolidBit) list.push_back({id, c, PairKind::kSolid});
     if (bits & kWaterBit) list.push_back({id, c, PairKind::kWater});
   };
-  auto old_it = body.touches.begin();
-  auto new_it = next.begin();
-  while (old_it != body.touches.end() || new_it != next.end()) {
-    if (new_it == next.end() || (old_it != body.touches.end() && old_it->first < new_it->first)) {
+  const auto& old = body.reported;
+  const auto& now = body.touches;
+  auto old_it = old.begin();
+  auto new_it = now.begin();
+  while (old_it != old.end() || new_it != now.end()) {
+    if (new_it == now.end() || (old_it != old.end() && old_it->first < new_it->first)) {
       emit(changes.removed, old_it->first, old_it->second);
       ++old_it;
-    } else if (old_it == body.touches.end() || new_it->first < old_it->first) {
+    } else if (old_it == old.end() || new_it->first < old_it->first) {
       emit(changes.added, new_it->first, new_it->second);
       ++new_it;
     } else {
@@ -55,7 +60,8 @@ void PairTracker::apply(std::uint64_t id, Body& body, std::span<const ChunkTouch
       ++new_it;
     }
   }
-  body.touches.swap(next);
+  body.reported = body.touches;  // the capacity is kept: no allocation per update in steady state
+  body.unreported = false;
 }
 
 Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {
@@ -66,7 +72,8 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
   std::lock_guard lock(m_mutex);
   Body& body = bodyOf(id);
   body.box = box;
-  evaluate(id, body, changes);
+  requery(body);
+  report(id, body, changes);
   return {};
 }
 
@@ -100,7 +107,8 @@ Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes
     const BodyBox& b = bodies[last[k]];
     Body& body = bodyOf(b.body);
     body.box = b.box;
-    apply(b.body, body, m_batch.touches(k), changes);
+    setTouches(body, m_batch.touches(k));
+    report(b.body, body, changes);
   }
   return {};
 }
@@ -116,7 +124,7 @@ void PairTracker::remove(std::uint64_t id, PairChanges& changes) {
   std::lock_guard lock(m_mutex);
   auto it = m_bodies.find(id);
   if (it == m_bodies.end()) return;
-  for (const auto& [chunk, bits] : it->second->touches) {
+  for (const auto& [chunk, bits] : it->second->reported) {  // what the caller holds
     if (bits & kSolidBit) changes.removed.push_back({id, chunk, PairKind::kSolid});
     if (bits & kWaterBit) changes.removed.push_back({id, chunk, PairKind::kWater});
   }
@@ -126,7 +134,14 @@ void PairTracker::remove(std::uint64_t id, PairChanges& changes) {
 void PairTracker::takeEditChanges(PairChanges& changes) {
   changes.clear();
   std::lock_guard lock(m_mutex);
-  std::swap(changes, m_edit_changes);
+  std::sort(m_unreported.begin(), m_unreported.end());
+  m_unreported.erase(std::unique(m_unreported.begin(), m_unreported.end()), m_unreported.end());
+  for (const std::uint64_t id : m_unreported) {
+    const auto it = m_bodies.find(id);
+    if (it != m_bodies.end() && it->second->unreported) report(id, *it->second, changes);  // else reported since
+  }
+  m_unreported.clear();
+  std::swap(changes.woken, m_woken);
 }
 
 std::vector<Pair> PairTracker::pairs(std::uint64_t id) const {
@@ -161,7 +176,11 @@ void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<con
     const Result<QueryRange> range = queryRange(body.box, vs, m_index.m_voxel_reciprocal, "PairTracker");
     if (range && !range->empty) {
       if (std::any_of(chunks.begin(), chunks.end(), [&](ChunkCoord c) { return range->containsChunk(c); })) {
-        evaluate(id, body, m_edit_changes);
+        requery(body);
+        if (body.touches != body.reported && !body.unreported) {
+          body.unreported = true;  // reported by takeEditChanges() or the body's next update()
+          m_unreported.push_back(id);
+        }
       }
     }
     // Wake it when the terrain changed within one voxel of its box (closed boxes: touching counts).
@@ -173,7 +192,7 @@ void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<con
     if (near) woken.push_back(id);
   }
   // Several edits may wake a body between two takeEditChanges calls; list it once.
-  auto& all = m_edit_changes.woken;
+  auto& all = m_woken;
   all.insert(all.end(), woken.begin(), woken.end());
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());

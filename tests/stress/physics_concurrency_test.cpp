@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
+#include <set>
+#include <tuple>
 #include <random>
 #include <thread>
 #include <vector>
@@ -96,5 +99,61 @@ TEST_CASE("Broadphase concurrency") {
       for (const ChunkTouch& t : expected) pairs += (t.solid ? 1 : 0) + (t.water ? 1 : 0);
       CHECK(tracker.pairs(body).size() == pairs);
     }
+  }
+
+  SUBCASE("a caller applying update() and takeEditChanges() lists in turn holds exactly the tracker's pairs") {
+    // As BulletTerrain does each step: the edit changes, then the body's update. An edit between the two once
+    // queued a change against the old pairs after update() had reported against the new ones, so the caller removed
+    // pairs it lacked and added pairs it held (manifolds leaked or doubled in the adapter).
+    using Key = std::tuple<std::uint64_t, ChunkCoord, vtp::physics::PairKind>;
+    std::size_t rounds = 0, bad_adds = 0, bad_removes = 0, mismatched = 0;
+    std::atomic<bool> failed{false};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (std::chrono::steady_clock::now() < deadline && rounds < 40) {
+      ++rounds;
+      auto world = vtp::test::makeWorld();
+      auto created = MaskIndex::create(*world);
+      REQUIRE(created.ok());
+      PairTracker tracker(**created);
+      std::atomic<bool> stop{false};
+      std::thread editor([&] {  // a 4^3 block in chunk (1, 0, 0), on and off
+        const VoxelBox block{{10, 2, 2}, {14, 6, 6}};
+        for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+          if (!(i % 2 == 0 ? world->fillBox(block, 2) : world->clearBox(block)).ok()) failed = true;
+        }
+      });
+      std::multiset<Key> held;
+      auto apply = [&](const PairChanges& c) {
+        for (const auto& p : c.removed) {
+          const auto it = held.find({p.body, p.chunk, p.kind});
+          if (it == held.end()) ++bad_removes;
+          else held.erase(it);
+        }
+        for (const auto& p : c.added) {
+          if (held.count({p.body, p.chunk, p.kind}) != 0) ++bad_adds;
+          held.insert({p.body, p.chunk, p.kind});
+        }
+      };
+      PairChanges changes;
+      const Aabb near{{9, 1, 1}, {15, 7, 7}}, far{{40, 1, 1}, {41, 2, 2}};
+      for (int step = 0; step < 5000; ++step) {
+        tracker.takeEditChanges(changes);
+        apply(changes);
+        if (!tracker.update(7, step % 2 ? near : far, changes).ok()) failed = true;
+        apply(changes);
+      }
+      stop = true;
+      editor.join();
+      tracker.takeEditChanges(changes);
+      apply(changes);
+      std::multiset<Key> truth;
+      for (const auto& p : tracker.pairs(7)) truth.insert({p.body, p.chunk, p.kind});
+      mismatched += truth != held ? 1 : 0;
+    }
+    CHECK_FALSE(failed.load());
+    CHECK(bad_adds == 0);
+    CHECK(bad_removes == 0);
+    CHECK(mismatched == 0);
+    MESSAGE(rounds << " rounds of 5,000 steps");
   }
 }

@@ -11,7 +11,9 @@
 /// dispatcher functions): everything is registered on the given world's dispatcher and undone on destruction.
 ///
 /// Thread-safety: like the btCollisionWorld it is attached to (one stepping thread). Edit the terrain between steps;
-/// then call wakeBodies() so bodies resting where the terrain changed are activated.
+/// then call wakeBodies() so bodies resting where the terrain changed are activated. An edit from another thread
+/// during a step is safe (the pair changes the step applies stay consistent, PairTracker), but which bodies see it in
+/// that step depends on when their pairs were updated.
 
 #include <btBulletDynamicsCommon.h>
 

@@ -28,10 +28,12 @@ struct Pair {
 };
 
 /// What changed: pairs added and removed, and (from edits) bodies to wake because the terrain changed within one voxel
-/// of their box. From update() and remove(): sorted by chunk in (z, y, x) order, then kind (a batched update: body by
-/// body, each so). From takeEditChanges():
-/// in the order the edits made them (bodies in id order per edit; a pair added by one edit and removed by a later one
-/// appears in both lists); `woken` sorted and unique.
+/// of their box. Each body's changes are sorted by chunk in (z, y, x) order, then kind; a batched update lists body by
+/// body, takeEditChanges() bodies in id order, `woken` sorted and unique. Every list is relative to what the calls
+/// before it reported (update, remove and takeEditChanges alike), so a caller that applies them in the order it got
+/// them holds exactly the pairs reported so far, whatever edits ran between its calls: an edit's change to a body is
+/// held back until takeEditChanges() or the body's next update(), whichever comes first, and reported once (a pair
+/// an edit added and a later one removed is not reported at all).
 struct PairChanges {
   std::vector<Pair> added;
   std::vector<Pair> removed;
@@ -87,22 +89,24 @@ class PairTracker {
   struct Body;
   // Called by the index after it rebuilt `chunks` (sorted) for voxels `changed` changing, inside the edit call.
   void indexRebuilt(std::span<const terrain::ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed);
-  // Re-queries one body and appends the differences to `changes`. Caller holds m_mutex.
-  void evaluate(std::uint64_t id, Body& body, PairChanges& changes);
-  // Replaces the body's touches by `touches` (a query's answer for its box) and appends the differences.
-  void apply(std::uint64_t id, Body& body, std::span<const ChunkTouch> touches, PairChanges& changes);
+  // Re-queries one body's touches. Caller holds m_mutex (so do the two below).
+  void requery(Body& body);
+  // Sets the body's touches from `touches` (a query's answer for its box).
+  void setTouches(Body& body, std::span<const ChunkTouch> touches);
+  // Appends the differences between what was reported for the body and its touches, and makes them the reported.
+  void report(std::uint64_t id, Body& body, PairChanges& changes);
   // The body of `id`, started when new. Caller holds m_mutex.
   Body& bodyOf(std::uint64_t id);
 
   MaskIndex& m_index;
   mutable std::mutex m_mutex;
   std::unordered_map<std::uint64_t, std::unique_ptr<Body>> m_bodies;
-  PairChanges m_edit_changes;
+  std::vector<std::uint64_t> m_unreported;  // bodies an edit changed since they were last reported
+  std::vector<std::uint64_t> m_woken;       // bodies edits woke since the last takeEditChanges
   std::vector<ChunkTouch> m_scratch;                                 // query results, reused
   std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
   std::vector<std::size_t> m_last;                                   // its entries that count, reused
   TouchBatch m_batch;                                                // its query results, reused
-  std::vector<std::pair<terrain::ChunkCoord, std::uint8_t>> m_next;  // a body's new touches, reused
 };
 
 }  // namespace vtp::physics

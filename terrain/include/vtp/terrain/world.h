@@ -8,14 +8,20 @@
 /// - Any number of threads may read (voxel, readBox, chunk, forEachChunk, snapshot, stats) at any time, including
 ///   while another thread edits. Reads never take a lock: chunk versions are immutable and published with one atomic
 ///   store, so a reader sees each chunk's old or new version, never a mix. Old versions are freed only once no reader
-///   that could have seen them is still inside a read (epoch-based reclamation).
+///   that could have seen them is still inside a read (epoch-based reclamation). At most 128 reads, ReadGuards and
+///   WorldSnapshots are live at once; one more waits (yields) until one ends, so do not hold 128 guards on one thread
+///   and read on another.
 /// - Edits may come from any thread; they are serialised by an internal mutex, so at most one runs at a time.
 /// - A read that spans several chunks is not a snapshot of the whole world: an edit may land between two chunks of
 ///   one readBox. Use snapshot() for a consistent whole-world view (saving does).
 /// - Listeners run on the editing thread, inside the edit call, after the new versions are visible and after the
-///   edit lock is released, one edit's events at a time in edit order. A listener may read, snapshot and save; it
-///   must not edit the world, subscribe, or drop any Subscription of this world (it would deadlock), and must not
-///   throw (std::terminate).
+///   edit lock is released, one edit's events at a time in edit order, listeners in the order they subscribed (the
+///   physics objects subscribe when created: a listener that queries them should subscribe after). The world a
+///   listener reads may already hold the next edit too (another thread's, publishing meanwhile); readBoxBetweenEdits
+///   and snapshot() see it between two edits. A listener may read, snapshot and save; it must not edit the world,
+///   subscribe, or drop any Subscription of this world (it would deadlock), and must not throw (std::terminate).
+///   While listeners run, other threads' subscribe() and Subscription::reset() wait, and so does the next edit's
+///   return (its listeners run after these): keep listeners short.
 /// - Destroying the World requires that no other thread is using it or any ReadGuard/WorldSnapshot of it.
 
 #include <cstdint>
