@@ -543,12 +543,13 @@ Status saveWorldFile(const World& world, const std::filesystem::path& link_or_pa
   }
   if (::close(fd) != 0) return fail("close failed", true);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename failed", true);
-  // The rename is durable only once the directory entry is.
+  // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
+  // here says so.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail("cannot open directory", false);
+  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory", false);
   const int rc = ::fsync(dfd);
   ::close(dfd);
-  if (rc != 0) return fail("directory fsync failed", false);
+  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed", false);
   return {};
 }
 

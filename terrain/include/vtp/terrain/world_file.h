@@ -71,7 +71,8 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
 /// Encodes a consistent snapshot of the world. Throws std::bad_alloc when memory runs out (saveWorldFile returns
 /// kOutOfMemory instead).
 std::vector<std::uint8_t> encodeWorld(const World& world);
-/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched. A path that is a
+/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched, except when only the
+/// directory's fsync after the rename fails: the message then says the new file is in place. A path that is a
 /// symbolic link saves to the file it names (the link stays); a file replaced keeps its permission bits.
 Status saveWorldFile(const World& world, const std::filesystem::path& path);
 
