@@ -345,7 +345,7 @@ bool readBetweenEdits(const std::atomic<std::uint64_t>& publishing, int tries, R
       std::this_thread::yield();  // an edit is publishing: a read now would be retried anyway
       continue;
     }
-    ++run;
+    if (tries >= 0) ++run;
     if (!read()) return true;  // the read failed on its own terms: no retry makes it succeed
     if (publishing.load(std::memory_order_seq_cst) == before) return true;
   }

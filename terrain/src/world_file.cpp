@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "chunk_table.h"
@@ -147,7 +148,9 @@ Result<WorldConfig> decodeHeader(Bytes bytes, std::uint64_t file_size, const Loa
   if (file_size < format::kFixedHeaderBytes + 4) {
     return corrupt(file_size, "file is truncated (" + std::to_string(file_size) + " bytes, shorter than a header)");
   }
-  if (file_size > options.max_file_bytes) return corrupt(0, "file is larger than the load limit");
+  if (file_size > options.max_file_bytes) {
+    return Error{ErrorCode::kLimitExceeded, "file is larger than the load limit (LoadOptions::max_file_bytes)", {}};
+  }
   Reader r(bytes);
   if (std::memcmp(r.take(8).data(), format::kMagic, 8) != 0) return corrupt(0, "bad magic (not a vtp world file)");
   const auto version = r.get<std::uint32_t>();
@@ -226,13 +229,23 @@ int firstUnstorable(ChunkCoord c, std::span<const Voxel> voxels) {
 // inflate to exactly `out.size()` bytes and use all its input; a preset dictionary is refused.
 class Inflater {
  public:
-  Inflater() { m_ok = ::inflateInit(&m_z) == Z_OK; }
+  Inflater() {
+    // zlib's allocations through operator new (nothrow), like the rest of the library's: a process limit or a test's
+    // allocation hook reaches them too.
+    m_z.zalloc = [](voidpf, uInt items, uInt size) -> voidpf {
+      return ::operator new(std::size_t(items) * size, std::nothrow);
+    };
+    m_z.zfree = [](voidpf, voidpf p) { ::operator delete(p); };
+    m_init = ::inflateInit(&m_z);
+    m_ok = m_init == Z_OK;
+  }
   ~Inflater() {
     if (m_ok) ::inflateEnd(&m_z);
   }
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
   bool ready() const { return m_ok; }
+  int initError() const { return m_init; }
   enum class Outcome { kExact, kBad, kOutOfMemory };
   Outcome inflate(Bytes in, std::span<std::uint8_t> out) {
     if (::inflateReset(&m_z) != Z_OK) return Outcome::kBad;
@@ -240,7 +253,7 @@ class Inflater {
     m_z.avail_in = uInt(in.size());
     m_z.next_out = out.data();
     m_z.avail_out = uInt(out.size());
-    const int rc = ::inflate(&m_z, Z_FINISH);
+    const int rc = ::inflate(&m_z, Z_FINISH);  // in one call: zlib needs no window (it allocates only in init)
     if (rc == Z_MEM_ERROR) return Outcome::kOutOfMemory;
     // Z_BUF_ERROR means more output was coming: an inflated size over the payload's is as corrupt as one under it.
     return rc == Z_STREAM_END && m_z.avail_out == 0 && m_z.avail_in == 0 ? Outcome::kExact : Outcome::kBad;
@@ -248,6 +261,7 @@ class Inflater {
 
  private:
   z_stream m_z{};
+  int m_init = Z_OK;
   bool m_ok = false;
 };
 
@@ -363,10 +377,14 @@ namespace {
 // decodeWorld once the header has been read: the records into a new world.
 Result<LoadedWorld> decodeRecords(Bytes bytes, const LoadOptions& options, std::size_t header_len,
                                   std::uint64_t record_count, WorldConfig config) {
+  Inflater inflater;
+  if (!inflater.ready()) {
+    if (inflater.initError() == Z_MEM_ERROR) return outOfMemory("starting zlib");
+    return Error{ErrorCode::kIo, "zlib could not start (inflateInit " + std::to_string(inflater.initError()) + ")",
+                 {}};
+  }
   Result<std::unique_ptr<World>> world = World::create(std::move(config));
   if (!world) return world.error();
-  Inflater inflater;
-  if (!inflater.ready()) return outOfMemory("starting zlib");
   LoadedWorld loaded{std::move(world.value()), {}};
   Reader r(bytes);
   r.take(header_len);
@@ -444,7 +462,8 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
   if (!S_ISREG(st.st_mode)) return Error{ErrorCode::kIo, path.string() + " is not a regular file", {}};
   const auto size = std::uint64_t(st.st_size);
   if (size > options.max_file_bytes) {
-    return Error{ErrorCode::kCorrupt, path.string() + " is larger than the load limit", {}};
+    return Error{ErrorCode::kLimitExceeded,
+                 path.string() + " is larger than the load limit (LoadOptions::max_file_bytes)", {}};
   }
   // Reads bytes [from, to) of the file into `bytes`.
   auto readRange = [&](std::vector<std::uint8_t>& bytes, std::size_t from, std::size_t to) -> Status {
@@ -479,78 +498,90 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
   }
 }
 
-Status saveWorldFile(const World& world, const std::filesystem::path& link_or_path) {
-  std::vector<std::uint8_t> bytes;
-  try {
-    bytes = encodeWorld(world);
-  } catch (const std::bad_alloc&) {
-    return outOfMemory("encoding the world");
+namespace {
+
+// The temp file beside the target: closed, and removed unless it was renamed, however the save ends (an allocation
+// that throws on the way included).
+struct TempFile {
+  std::filesystem::path path;
+  int fd = -1;
+  bool renamed = false;
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd >= 0) ::close(fd);
+    if (!renamed && !path.empty()) ::unlink(path.c_str());
   }
-  // A symbolic link saves to the file it names, so the link stays a link (the rename would replace the link itself).
-  std::error_code ec;
-  std::filesystem::path path = link_or_path;
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
-    path = std::filesystem::weakly_canonical(link_or_path, ec);
-    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
-  }
+};
+
+// Writes `bytes` to a temp file beside `path`, syncs it, renames it over `path` and syncs the directory.
+Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
   static std::atomic<std::uint64_t> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  std::filesystem::path tmp;
+  auto fail = [&](const char* what) {
+    const int err = errno;  // before anything else can change it
+    return Error{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(err), {}};
+  };
   // <name>.tmp.<pid>.<n> beside the target, with the name cut to 200 bytes so that a target name near the 255-byte
-  // limit still leaves a legal temp name.
+  // limit still leaves a legal temp name. An orphan from a crashed process with the same pid (common in containers)
+  // may hold a name: take the next one.
   std::string name = path.filename().string();
   if (name.size() > 200) name.resize(200);
-  auto nextTmp = [&] {
-    tmp = dir / (name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
-  };
-  auto fail = [&](const char* what, bool unlink_tmp) {
-    const Error e{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(errno), {}};
-    if (unlink_tmp) ::unlink(tmp.c_str());
-    return e;
-  };
-  // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
-  int fd = -1;
-  for (int attempt = 0; attempt < 4096 && fd < 0; ++attempt) {
-    nextTmp();
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && errno != EEXIST) break;
+  TempFile tmp;
+  for (int attempt = 0; attempt < 4096 && tmp.fd < 0; ++attempt) {
+    const std::filesystem::path next =
+        dir / (name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
+    tmp.fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (tmp.fd >= 0) tmp.path = next;
+    if (tmp.fd < 0 && errno != EEXIST) break;
   }
-  if (fd < 0) return fail("cannot create temp file", false);
+  if (tmp.fd < 0) return fail("cannot create temp file");
   // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
   if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
-    if (::fchmod(fd, old.st_mode & 07777) != 0) {
-      Error e = fail("cannot copy the old file's permissions", true);
-      ::close(fd);
-      return e;
-    }
-    (void)::fchown(fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
+    if (::fchmod(tmp.fd, old.st_mode & 07777) != 0) return fail("cannot copy the old file's permissions");
+    (void)::fchown(tmp.fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
   }
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      Error e = fail("write failed", true);
-      ::close(fd);
-      return e;
-    }
+    if (n <= 0) return fail("write failed");
     done += std::size_t(n);
   }
-  if (::fsync(fd) != 0) {
-    Error e = fail("fsync failed", true);
-    ::close(fd);
-    return e;
-  }
-  if (::close(fd) != 0) return fail("close failed", true);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename failed", true);
+  if (::fsync(tmp.fd) != 0) return fail("fsync failed");
+  const int fd = tmp.fd;
+  tmp.fd = -1;
+  if (::close(fd) != 0) return fail("close failed");
+  if (::rename(tmp.path.c_str(), path.c_str()) != 0) return fail("rename failed");
+  tmp.renamed = true;
   // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
   // here says so.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory", false);
+  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory");
   const int rc = ::fsync(dfd);
   ::close(dfd);
-  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed", false);
+  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed");
   return {};
+}
+
+}  // namespace
+
+Status saveWorldFile(const World& world, const std::filesystem::path& link_or_path) {
+  try {
+    const std::vector<std::uint8_t> bytes = encodeWorld(world);
+    // A symbolic link saves to the file it names, so the link stays a link (the rename would replace the link).
+    std::error_code ec;
+    std::filesystem::path path = link_or_path;
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
+      path = std::filesystem::weakly_canonical(link_or_path, ec);
+      if (ec) {
+        return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
+      }
+    }
+    return replaceFile(bytes, path);
+  } catch (const std::bad_alloc&) {
+    return outOfMemory("saving the world");
+  }
 }
 
 }  // namespace vtp::terrain

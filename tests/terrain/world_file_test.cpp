@@ -595,7 +595,7 @@ TEST_CASE("WorldFile") {
     tight.max_file_bytes = 64;
     Result<LoadedWorld> big = loadWorldFile(file, tight);
     REQUIRE_FALSE(big.ok());
-    CHECK(big.error().code == ErrorCode::kCorrupt);
+    CHECK(big.error().code == ErrorCode::kLimitExceeded);
     CHECK(big.error().message.find("load limit") != std::string::npos);
     Result<LoadedWorld> big_bytes = decodeWorld(readFile(file), tight);
     REQUIRE_FALSE(big_bytes.ok());
@@ -1086,6 +1086,20 @@ TEST_CASE("WorldFile memory: limits, running out, and what a save keeps") {
       CHECK(dir.names() == std::vector<std::string>{"big.vtw", "w.vtw"});
     }
     CHECK(decodeWorld(file).ok());
+    // zlib's own allocation (its ~7 KiB state; a one-call inflate needs no window) goes through operator new too:
+    // running out there is kOutOfMemory, not a corrupt record that salvage would replace by air. The header's
+    // allocations are below 4 KiB.
+    const Bytes one_dense = buildFile({}, {denseRecord({0, 0, 0}, mixedVoxels())});
+    g_fail_above = std::size_t(4) << 10;
+    const Result<LoadedWorld> strict = decodeWorld(one_dense);
+    const Result<LoadedWorld> salvaged = decode(one_dense, true);
+    g_fail_above = std::size_t(-1);
+    REQUIRE_FALSE(strict.ok());
+    CHECK(strict.error().code == ErrorCode::kOutOfMemory);
+    CHECK(strict.error().message.find("zlib") != std::string::npos);
+    REQUIRE_FALSE(salvaged.ok());
+    CHECK(salvaged.error().code == ErrorCode::kOutOfMemory);
+    CHECK(decodeWorld(one_dense).ok());
   }
 
   SUBCASE("a save through a symbolic link replaces the file it names; a replaced file keeps its permissions") {

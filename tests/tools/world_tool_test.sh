@@ -87,6 +87,12 @@ case $scenario in
     grep -q "unknown subcommand 'frobnicate'" err.txt || fail "the unknown subcommand was not named: $(cat err.txt)"
     run 2 --bogus && grep -q "unknown option '--bogus'" err.txt || fail "the unknown flag was not named"
     run 2 info "" && one_error_line "an empty FILE"
+    run 2 info --bogus && grep -q "unknown option '--bogus'" err.txt || fail "a subcommand's unknown flag was not named"
+    # stdout that cannot be written is an error, not an exit 0 (a full disk).
+    if [ -w /dev/full ]; then
+      timeout 60 "$tool" check world.vtw >/dev/full 2>err.txt && fail "check with stdout on /dev/full exited 0"
+      timeout 60 "$tool" check world.vtw --json - >/dev/full 2>err.txt && fail "check --json - on /dev/full exited 0"
+    fi
     run 2 info && one_error_line "info without FILE"
     run 2 info world.vtw extra && one_error_line "info with an extra argument"
     run 2 info world.vtw --bogus && one_error_line "unknown flag"

@@ -83,11 +83,14 @@ std::optional<int> parseArgs(CLI::App& app, int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    // CLI11 checks required arguments before unknown ones, so `vtp-world bogus` and `vtp-profile --frob` were told
-    // only that a subcommand or WORLD is required; the unknown word is the better message.
-    const bool has_subcommands = !app.get_subcommands([](const CLI::App*) { return true; }).empty();
-    const std::vector<std::string> extra = app.get_subcommands().empty() ? app.remaining() : std::vector<std::string>{};
-    if (!extra.empty() && (extra[0].starts_with('-') || has_subcommands)) {
+    // CLI11 checks required arguments before unknown ones, so `vtp-world bogus`, `vtp-world info --frob` and
+    // `vtp-profile --frob` were told only that a subcommand, FILE or WORLD is required; the unknown word is the better
+    // message. Unknown words stay with the innermost command parsed.
+    const std::vector<CLI::App*> parsed = app.get_subcommands();
+    const CLI::App& where = parsed.empty() ? app : *parsed.back();
+    const bool wants_subcommand = parsed.empty() && !app.get_subcommands([](const CLI::App*) { return true; }).empty();
+    const std::vector<std::string> extra = where.remaining();
+    if (!extra.empty() && (extra[0].starts_with('-') || wants_subcommand)) {
       const char* kind = extra[0].starts_with('-') ? "option" : "subcommand";
       std::fprintf(stderr, "%s: unknown %s '%s' (see --help)\n", app.get_name().c_str(), kind, extra[0].c_str());
     } else {

@@ -20,8 +20,11 @@ int main(int argc, char** argv) {
     const int code = toolMain(argc, argv);
     // What went to stdout (a report, an ok line) must have arrived: a full disk is an error, not an exit 0. (A
     // tool that failed has said why already.)
+    errno = 0;
     if (code == 0 && (std::fflush(stdout) != 0 || std::ferror(stdout))) {
-      std::fprintf(stderr, "%s: cannot write stdout: %s\n", kToolName, std::strerror(errno));
+      const int err = errno;  // 0 when the error was an earlier write's: then say only that
+      std::fprintf(stderr, "%s: cannot write stdout%s%s\n", kToolName, err != 0 ? ": " : "",
+                   err != 0 ? std::strerror(err) : "");
       return 1;
     }
     return code;

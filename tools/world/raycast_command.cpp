@@ -5,6 +5,9 @@
 // segment. --water adds the segment's first entry into water (physics::raycastWater) as one more hit with "water":
 // true, material "water", the normal of the water boundary crossed and front_face true, in t order among the others. A
 // bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -61,6 +64,11 @@ int runRaycast(const RaycastArgs& args) {
   Result<std::istream*> opened = openTextInput(args.rays, "rays file", file);
   if (!opened) return fail(kToolName, opened.error());
   std::istream& in = **opened;
+  // Rays from a pipe, a FIFO or a terminal are answered one by one, each flushed before the next line is waited for
+  // (however much of it has arrived); from a regular file the answers are buffered.
+  struct stat input {};
+  const bool streamed = args.rays == "-" ? ::fstat(STDIN_FILENO, &input) != 0 || !S_ISREG(input.st_mode)
+                                         : ::stat(args.rays.c_str(), &input) != 0 || !S_ISREG(input.st_mode);
   Result<terrain::LoadedWorld> loaded = loadWorld(args.file, false);
   if (!loaded) return fail(kToolName, loaded.error());
   terrain::World& world = *loaded->world;
@@ -125,7 +133,7 @@ int runRaycast(const RaycastArgs& args) {
     }
     bad = bad || out.contains("error");
     std::fprintf(sink, "%s\n", out.dump().c_str());
-    if (in.rdbuf()->in_avail() <= 0) std::fflush(sink);  // answered before waiting on the next line
+    if (streamed) std::fflush(sink);
   }
   if (in.bad()) return fail(kToolName, "cannot read rays file " + args.rays, kExitInvalidData);
   if (std::fflush(sink) != 0 || std::ferror(sink)) {

@@ -52,8 +52,8 @@ struct BodyBox {
 };
 
 /// Tracks pairs over one MaskIndex. Thread-safety: all members may be called from any thread; an edit on the world
-/// re-evaluates the affected bodies from inside the edit call (before it returns) and queues the changes for
-/// takeEditChanges(). Must be destroyed before its MaskIndex.
+/// re-evaluates the affected bodies from inside the edit call (before it returns), and their changes wait for
+/// takeEditChanges() or each body's next update(). Must be destroyed before its MaskIndex.
 class PairTracker {
  public:
   explicit PairTracker(MaskIndex& index);
@@ -76,10 +76,12 @@ class PairTracker {
   /// Forgets a body; its pairs are reported removed into `changes` (cleared first). Unknown ids are ignored.
   void remove(std::uint64_t body, PairChanges& changes);
 
-  /// Moves the changes that edits caused since the last call into `changes` (cleared first).
+  /// Reports into `changes` (cleared first) what edits changed for bodies not reported since (by this call or their
+  /// update()), and the bodies edits woke since the last call.
   void takeEditChanges(PairChanges& changes);
 
-  /// The body's current pairs, sorted; empty for an unknown id.
+  /// The body's current pairs, sorted; empty for an unknown id. They may be ahead of what the calls above reported
+  /// (an edit's changes wait for takeEditChanges() or the body's next update()).
   std::vector<Pair> pairs(std::uint64_t body) const;
 
   std::size_t bodyCount() const;

@@ -15,7 +15,8 @@ namespace vtp {
 enum class ErrorCode : std::uint8_t {
   kInvalidArgument,  ///< A parameter is malformed: NaN, infinite, negative radius, empty box, bad name.
   kOutOfRange,       ///< A coordinate lies outside the range the world stores (CONVENTIONS: |v| < 2^24).
-  kLimitExceeded,    ///< An edit or batch touches more voxels or chunks than the world's caps allow; a read too large.
+  kLimitExceeded,    ///< An edit or batch touches more voxels or chunks than the world's caps allow; a read too large;
+                     ///< a world file over LoadOptions' size or memory limit.
   kUnknownMaterial,  ///< A material id or name that the world's material table does not define.
   kIo,               ///< The operating system refused a read, write, fsync or rename.
   kCorrupt,          ///< A world file failed validation (checksum, framing, bounds, canonical form).

@@ -35,22 +35,24 @@ struct LoadOptions {
   /// false: any problem fails the load. true: a chunk record with a bad checksum, payload or voxel is replaced by air
   /// and listed in LoadedWorld::bad_chunks; problems in the header or record framing still fail.
   bool salvage = false;
-  /// Files longer than this are refused before reading. [Unit: byte]
+  /// Files longer than this are refused before reading (kLimitExceeded). [Unit: byte]
   std::uint64_t max_file_bytes = std::uint64_t(1) << 30;
   /// The loaded chunks' memory may not exceed this (kLimitExceeded). It is counted as the records decode, at the
-  /// resident bytes measured per chunk, its share of the chunk map included (kUniformChunkLoadBytes and
+  /// peak resident bytes measured per chunk, its share of the chunk map included (kUniformChunkLoadBytes and
   /// kDenseChunkLoadBytes), and a file whose record count alone passes it is refused before anything is allocated.
-  /// A 1 GiB file of the smallest dense records would otherwise take about 32 GB. [Unit: byte]
+  /// A 1 GiB file of the smallest dense records would otherwise take about 32 GB. Not counted: the file's bytes and
+  /// salvage's list (at most max_bad_chunks entries of about 100 bytes). [Unit: byte]
   std::uint64_t max_memory_bytes = std::uint64_t(4) << 30;
   /// Salvage mode fails (kCorrupt) once more records than this are bad: each is listed, so a file of millions of
   /// damaged records would otherwise make a list of millions.
   std::size_t max_bad_chunks = std::size_t(1) << 16;
 };
 
-/// What LoadOptions::max_memory_bytes counts per loaded chunk: resident bytes per record measured on files of 5
-/// million uniform and 2 million dense records (276 and 1,220), rounded up. [Unit: byte]
+/// What LoadOptions::max_memory_bytes counts per loaded chunk: the peak resident bytes per record while loading
+/// 2^20 + 1 records (just past a growth of the chunk map, whose outgrown tables are freed when the load ends): 304
+/// uniform, 1,328 dense; rounded up. [Unit: byte]
 inline constexpr std::uint64_t kUniformChunkLoadBytes = 320;
-inline constexpr std::uint64_t kDenseChunkLoadBytes = 1280;
+inline constexpr std::uint64_t kDenseChunkLoadBytes = 1408;
 
 /// A chunk record that salvage mode dropped.
 struct BadChunk {
@@ -71,8 +73,8 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
 /// Encodes a consistent snapshot of the world. Throws std::bad_alloc when memory runs out (saveWorldFile returns
 /// kOutOfMemory instead).
 std::vector<std::uint8_t> encodeWorld(const World& world);
-/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched, except when only the
-/// directory's fsync after the rename fails: the message then says the new file is in place. A path that is a
+/// Encodes and writes atomically (see above). On error the previous file, if any, is untouched, except when opening
+/// or syncing the directory after the rename fails: the message then says the new file is in place. A path that is a
 /// symbolic link saves to the file it names (the link stays); a file replaced keeps its permission bits.
 Status saveWorldFile(const World& world, const std::filesystem::path& path);
 
