@@ -179,6 +179,16 @@ case $scenario in
     run 0 check salvaged.vtw
     run 1 copy damaged.vtw not_written.vtw && one_error_line "copy without --salvage"
     [ -e not_written.vtw ] && fail "copy of a damaged file created OUT"
+    # 30 uniform chunks (19-byte records after the header), 25 of them with a bad CRC: stderr lists the first 20 and
+    # a count, --json all 25.
+    printf 'box fill min=0,0,0 max=48,8,40 material=rock\n' >blocks.txt
+    run 0 edit "$empty" blocks.vtw --script blocks.txt || exit 1
+    header=$(od -An -tu4 -j12 -N4 blocks.vtw | tr -d ' ')
+    for i in $(seq 0 24); do flip blocks.vtw $((header + 19 * i + 18)); done
+    run 1 check blocks.vtw --salvage --json bad.json
+    [ "$(grep -c '^vtp-world: bad chunk ' err.txt)" -eq 20 ] || fail "salvage printed $(grep -c 'bad chunk ' err.txt) lines"
+    grep -q 'and 5 more bad chunks' err.txt || fail "salvage did not count the chunks it did not print"
+    [ "$(grep -o '"byte_offset"' bad.json | wc -l)" -eq 25 ] || fail "--json does not list the 25 bad chunks"
     ;;
 
   copy_identical)
