@@ -70,6 +70,9 @@ std::size_t BulletTerrainState::drainEdits() {
     const auto it = bodies.find(id);
     if (it == bodies.end()) continue;
     it->second->object->activate(true);
+    // The terrain changed within a voxel of the body: its points may lie on a surface that is gone (a resting body
+    // does not move, so refreshing them keeps them). The next search finds the new ones.
+    for (ChunkLink& link : it->second->links) link.manifold->clearManifold();
     ++woken;
   }
   return woken;
@@ -90,12 +93,25 @@ Result<std::unique_ptr<BulletTerrain>> BulletTerrain::attach(TerrainPhysics& phy
   auto tolerance = [](double v) { return std::isfinite(v) && v >= 0; };
   if (!tolerance(options.max_reuse_distance) || !tolerance(options.max_reuse_angle))
     return Error{ErrorCode::kInvalidArgument, "contact reuse tolerances must be finite and >= 0", {}};
+  // One terrain per world: a second attachment's destructor would restore the configuration's algorithms under the
+  // first (the dispatcher cannot tell what was registered before).
+  const btCollisionObjectArray& objects = world.getCollisionObjectArray();
+  for (int i = 0; i < objects.size(); ++i) {
+    if (dynamic_cast<const TerrainShape*>(objects[i]->getCollisionShape()) != nullptr) {
+      return Error{ErrorCode::kInvalidArgument, "the world already has a vtp terrain attached", {}};
+    }
+  }
   auto state = std::make_unique<State>(physics, world, options);
   state->create_terrain_first.reset(newTerrainCreateFunc(*state, true));
   state->create_terrain_second.reset(newTerrainCreateFunc(*state, false));
+  state->create_closest_points.reset(newClosestPointsCreateFunc(*state));
   for (int type = 0; type < kConvexTypes; ++type) {
     state->dispatcher.registerCollisionCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE, state->create_terrain_second.get());
     state->dispatcher.registerCollisionCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type, state->create_terrain_first.get());
+    state->dispatcher.registerClosestPointsCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE,
+                                                      state->create_closest_points.get());
+    state->dispatcher.registerClosestPointsCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type,
+                                                      state->create_closest_points.get());
   }
   world.addCollisionObject(&state->object, btBroadphaseProxy::StaticFilter,
                            btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
@@ -114,6 +130,10 @@ BulletTerrain::~BulletTerrain() {
                                              config.getCollisionAlgorithmCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE));
     s.dispatcher.registerCollisionCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type,
                                              config.getCollisionAlgorithmCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type));
+    s.dispatcher.registerClosestPointsCreateFunc(
+        type, CUSTOM_CONCAVE_SHAPE_TYPE, config.getClosestPointsAlgorithmCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE));
+    s.dispatcher.registerClosestPointsCreateFunc(
+        CUSTOM_CONCAVE_SHAPE_TYPE, type, config.getClosestPointsAlgorithmCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type));
   }
 }
 

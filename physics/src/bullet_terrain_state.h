@@ -74,7 +74,7 @@ struct BulletTerrainState {
   btCollisionObject object;
   BulletTerrainStats stats;
   std::unordered_map<std::uint64_t, std::unique_ptr<BodyLinks>> bodies;
-  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_terrain_first, create_terrain_second;
+  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_terrain_first, create_terrain_second, create_closest_points;
   PairChanges changes;  // reused
   ContactScratch scratch;
 
@@ -83,7 +83,8 @@ struct BulletTerrainState {
   BodyLinks& links(std::uint64_t id, const btCollisionObject* object);
   // Applies pair changes (solid pairs only) to the bodies' links: manifolds created and released.
   void apply(const PairChanges& changes);
-  // Applies the pair changes edits made since the last call and activates the bodies they woke; returns how many.
+  // Applies the pair changes edits made since the last call, activates the bodies they woke and drops their contact
+  // points; returns how many.
   std::size_t drainEdits();
   // Forgets a body: its pairs and manifolds.
   void removeBody(std::uint64_t id);
@@ -92,5 +93,8 @@ struct BulletTerrainState {
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave
 /// side is the terrain object, the configuration's own otherwise.
 btCollisionAlgorithmCreateFunc* newTerrainCreateFunc(BulletTerrainState& state, bool terrain_first);
+/// The same for Bullet's closest-point queries (contactTest, contactPairTest), in either order
+/// (terrain_closest_points.cpp).
+btCollisionAlgorithmCreateFunc* newClosestPointsCreateFunc(BulletTerrainState& state);
 
 }  // namespace vtp::physics

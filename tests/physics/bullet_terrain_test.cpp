@@ -358,3 +358,81 @@ TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
   none.max_reuse_distance = none.max_reuse_angle = 0;
   CHECK(BulletTerrain::attach(*physics, collision, none).ok());
 }
+
+TEST_CASE("bullet terrain: contactTest and contactPairTest report the terrain's contacts, in either order") {
+  // Bullet 3.24 sent these queries to its SDF algorithm (CUSTOM_CONCAVE_SHAPE_TYPE is SDF_SHAPE_PROXYTYPE), which read
+  // the terrain shape as a btSdfCollisionShape and found nothing.
+  auto world = flatWorld();
+  Scene scene(*world);
+  btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(2.3f, 0.3f, -4.6f));
+  struct Deepest : btCollisionWorld::ContactResultCallback {
+    const btCollisionObject* body = nullptr;
+    int count = 0;
+    btScalar distance = 1e30f, normal_y = 0, body_point_y = 0;
+    btScalar addSingleResult(btManifoldPoint& p, const btCollisionObjectWrapper* w0, int, int,
+                             const btCollisionObjectWrapper* w1, int, int) override {
+      ++count;
+      if (p.getDistance() < distance) {
+        distance = p.getDistance();
+        // The point on the body is A when the body is object 0, B otherwise; the normal points at object 0.
+        const bool body_first = w0->getCollisionObject() == body;
+        normal_y = body_first ? p.m_normalWorldOnB.y() : -p.m_normalWorldOnB.y();
+        body_point_y = body_first ? p.getPositionWorldOnA().y() : p.getPositionWorldOnB().y();
+        CHECK((body_first ? w1 : w0)->getCollisionObject() != body);
+      }
+      return 0;
+    }
+  };
+  for (int order = 0; order < 3; ++order) {
+    CAPTURE(order);
+    Deepest found;
+    found.body = &ball;
+    if (order == 0) scene.dynamics.contactTest(&ball, found);
+    if (order == 1) scene.dynamics.contactPairTest(&ball, &scene.terrain->object(), found);
+    if (order == 2) scene.dynamics.contactPairTest(&scene.terrain->object(), &ball, found);
+    REQUIRE(found.count > 0);
+    CHECK(found.distance == doctest::Approx(-0.2).epsilon(0.01));  // the ball's bottom 0.2 below y = 0
+    CHECK(found.normal_y == doctest::Approx(1.0).epsilon(0.001));  // up, out of the ground, at the body
+    CHECK(found.body_point_y == doctest::Approx(-0.2).epsilon(0.01));
+  }
+  // Not touching: nothing, unless the query's distance threshold reaches the ground.
+  ball.getWorldTransform().setOrigin(btVector3(2.3f, 1.0f, -4.6f));
+  Deepest none;
+  none.body = &ball;
+  scene.dynamics.contactTest(&ball, none);
+  CHECK(none.count == 0);
+  Deepest near;
+  near.body = &ball;
+  near.m_closestDistanceThreshold = 0.6f;
+  // (contactPairTest: Bullet 3.24's contactTest does not hand its threshold to the algorithm.)
+  scene.dynamics.contactPairTest(&ball, &scene.terrain->object(), near);
+  REQUIRE(near.count > 0);
+  CHECK(near.distance == doctest::Approx(0.5).epsilon(0.01));
+}
+
+TEST_CASE("bullet terrain: a second terrain on one world is refused") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  auto second = BulletTerrain::attach(*scene.physics, scene.dynamics);
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.error().code == vtp::ErrorCode::kInvalidArgument);
+  // The first still collides.
+  btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(0.5f, 2.0f, 0.5f));
+  scene.run(2);
+  CHECK(ball.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.02));
+}
+
+TEST_CASE("bullet terrain: a crate resting where the top layer is dug away falls, its old contacts dropped") {
+  // The chunk under the crate keeps solid (y -8..-1), so its pair stays: the points found on the old surface once
+  // survived the edit (a resting crate does not move, and refreshing kept them) and held it in the air.
+  auto world = flatWorld();
+  Scene scene(*world);
+  btRigidBody& crate = scene.add(new btBoxShape(btVector3(0.4f, 0.4f, 0.4f)), 1.0, btVector3(3.5f, 0.45f, -5.5f));
+  scene.run(3);
+  REQUIRE(!crate.isActive());
+  const float y0 = crate.getCenterOfMassPosition().y();
+  REQUIRE(world->clearBox({{-8, -1, -16}, {16, 0, 8}}).ok());
+  CHECK(scene.terrain->wakeBodies() == 1);
+  scene.run(2);
+  CHECK(y0 - crate.getCenterOfMassPosition().y() == doctest::Approx(1.0).epsilon(0.05));
+}
