@@ -90,6 +90,13 @@ struct BulletTerrainState {
   void removeBody(std::uint64_t id);
 };
 
+/// A convex hull without points: Bullet's GJK reads past its empty point array (on Bullet's own ground as well), so
+/// the terrain gives it no contacts.
+inline bool emptyHull(const btConvexShape& shape) {
+  return shape.getShapeType() == CONVEX_HULL_SHAPE_PROXYTYPE &&
+         static_cast<const btConvexHullShape&>(shape).getNumPoints() == 0;
+}
+
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave
 /// side is the terrain object, the configuration's own otherwise.
 btCollisionAlgorithmCreateFunc* newTerrainCreateFunc(BulletTerrainState& state, bool terrain_first);

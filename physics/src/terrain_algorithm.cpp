@@ -12,10 +12,13 @@
 namespace vtp::physics {
 namespace {
 
-// Whether `now` is within the reuse tolerances of `then`.
-bool closeEnough(const btTransform& now, const btTransform& then, const BulletTerrainOptions& o, double voxel_size) {
+// Whether `now` is within the reuse tolerances of `then`: the options' distance, but never more than the shape's
+// contact threshold (a search that found nothing within it stays true while the body moves less: a body whose
+// threshold is below the tolerance once moved through the ground on reused empty searches).
+bool closeEnough(const btTransform& now, const btTransform& then, const BulletTerrainOptions& o, double voxel_size,
+                 btScalar threshold) {
   const double d = double((now.getOrigin() - then.getOrigin()).length());
-  if (d > o.max_reuse_distance * voxel_size) return false;
+  if (d > std::min(o.max_reuse_distance * voxel_size, double(threshold))) return false;
   const btQuaternion q = now.getRotation() * then.getRotation().inverse();
   return double(q.getAngleShortestPath()) <= o.max_reuse_angle;
 }
@@ -43,8 +46,9 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     BodyLinks& links = m_links;
-    if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
-      // Out of physics' range or not finite: no contacts.
+    if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes);
+        !st || emptyHull(*shape)) {
+      // Out of physics' range or not finite, or a hull without points: no contacts.
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
       ++s.stats.empty_narrowphase_calls;
       return;
@@ -60,7 +64,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       btPersistentManifold& m = *link.manifold;
       m.refreshContactPoints(frame, terrain);
       if (s.options.max_reuse_distance > 0 && link.sequence == sequence &&
-          closeEnough(pose, link.found_at, s.options, voxel_size)) {
+          closeEnough(pose, link.found_at, s.options, voxel_size, threshold)) {
         ++s.stats.reused_manifolds;
         points += m.getNumContacts();
         continue;

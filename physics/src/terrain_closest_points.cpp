@@ -25,6 +25,7 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     BulletTerrainState& s = m_state;
     const btCollisionObjectWrapper* body = wrap0->getCollisionObject() == &s.object ? wrap1 : wrap0;
     const auto* shape = static_cast<const btConvexShape*>(body->getCollisionShape());
+    if (emptyHull(*shape)) return;
     const btTransform& pose = body->getWorldTransform();
     const btScalar threshold = std::max(result->m_closestPointDistanceThreshold, btScalar(0));
     const btVector3& o = pose.getOrigin();

@@ -57,7 +57,8 @@ void TerrainShape::raycast(btTriangleRaycastCallback& callback) const {
     callback.processTriangle(v, 0, h.hit.triangle);
   };
   // Our closest hit first; Bullet's own triangle test decides (its back-face filters, say). Should it refuse that
-  // triangle, every hit along the ray, in order, until one is taken.
+  // triangle, or take it without lowering the fraction (an all-hits callback), every other hit along the ray, in
+  // order, until one is taken.
   WorldRayHit hit;
   auto found = m_state.physics.raycastClosest(ray, hit);
   if (!found || !*found) return;
@@ -67,6 +68,7 @@ void TerrainShape::raycast(btTriangleRaycastCallback& callback) const {
   thread_local std::vector<WorldRayHit> all;
   if (!m_state.physics.raycastAll(ray, all)) return;
   for (const WorldRayHit& h : all) {
+    if (h.chunk == hit.chunk && h.hit.triangle == hit.hit.triangle) continue;  // fed above
     feed(h);
     if (callback.m_hitFraction < before) return;
   }

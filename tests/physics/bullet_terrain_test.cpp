@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -316,6 +317,33 @@ TEST_CASE("bullet terrain: Bullet's rayTest on the terrain object returns our ra
   CHECK(hits > 100);
 }
 
+TEST_CASE("bullet terrain: Bullet's all-hits rayTest returns each of our raycastAll's hits once") {
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-20, -8, -20}, {20, 1, 20}}, 2).ok());
+  std::mt19937_64 rng(6);
+  vtp::test::randomEdits(*world, {{-16, -6, -16}, {16, 6, 16}}, 30, rng);
+  Scene scene(*world);
+  std::uniform_real_distribution<double> u(-18, 18);
+  int multi = 0;
+  for (int i = 0; i < 200; ++i) {
+    const btVector3 from(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+    const btVector3 to(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+    btCollisionWorld::AllHitsRayResultCallback bullet(from, to);
+    scene.dynamics.rayTest(from, to, bullet);
+    const btVector3 d = to - from;
+    std::vector<WorldRayHit> ours;
+    REQUIRE(scene.physics->raycastAll({{from.x(), from.y(), from.z()}, {d.x(), d.y(), d.z()}, 1.0}, ours).ok());
+    INFO("ray " << i);
+    REQUIRE(std::size_t(bullet.m_hitFractions.size()) == ours.size());
+    std::vector<double> fractions;
+    for (int k = 0; k < bullet.m_hitFractions.size(); ++k) fractions.push_back(double(bullet.m_hitFractions[k]));
+    std::sort(fractions.begin(), fractions.end());
+    for (std::size_t k = 0; k < ours.size(); ++k) CHECK(std::abs(fractions[k] - ours[k].hit.t) < 1e-4);
+    multi += ours.size() > 1 ? 1 : 0;
+  }
+  CHECK(multi > 20);
+}
+
 TEST_CASE("bullet terrain: queries with broken input find nothing and break nothing") {
   auto world = flatWorld();
   Scene scene(*world);
@@ -334,8 +362,19 @@ TEST_CASE("bullet terrain: queries with broken input find nothing and break noth
   btRigidBody& good = scene.add(new btSphereShape(0.5f), 1.0, btVector3(2, 0.5f, 2), false);
   btRigidBody& broken = scene.add(new btSphereShape(0.5f), 1.0, btVector3(-2, 0.5f, -2), false);
   broken.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(nan, nan, nan)));
+  // A convex hull without points (Bullet's GJK reads past its empty array, on Bullet's own ground too): no contacts.
+  btRigidBody& empty = scene.add(new btConvexHullShape(), 1.0, btVector3(4, 0.2f, 4), false);
   scene.run(0.5);
   CHECK(std::abs(good.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
+  struct Count : btCollisionWorld::ContactResultCallback {
+    int n = 0;
+    btScalar addSingleResult(btManifoldPoint&, const btCollisionObjectWrapper*, int, int,
+                             const btCollisionObjectWrapper*, int, int) override {
+      return btScalar(++n);
+    }
+  } none;
+  scene.dynamics.contactPairTest(&empty, &scene.terrain->object(), none);
+  CHECK(none.n == 0);
 }
 
 TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
@@ -435,4 +474,21 @@ TEST_CASE("bullet terrain: a crate resting where the top layer is dug away falls
   CHECK(scene.terrain->wakeBodies() == 1);
   scene.run(2);
   CHECK(y0 - crate.getCenterOfMassPosition().y() == doctest::Approx(1.0).epsilon(0.05));
+}
+
+TEST_CASE("bullet terrain: spheres smaller than the contact reuse distance rest on the ground") {
+  // Reuse kept an empty search while the body moved up to max_reuse_distance (0.01 voxel), more than a 5 mm ball's
+  // contact threshold: dropped from 2 mm above the ground, it fell through.
+  auto world = flatWorld();
+  Scene scene(*world);
+  std::vector<btRigidBody*> balls;
+  for (const float r : {0.003f, 0.005f, 0.01f, 0.05f}) {
+    balls.push_back(&scene.add(new btSphereShape(r), 0.01, btVector3(1.5f + 3 * r * 100, r + 0.002f, 1.5f), false));
+  }
+  scene.run(2);
+  for (btRigidBody* b : balls) {
+    const btScalar r = static_cast<btSphereShape*>(b->getCollisionShape())->getRadius();
+    CAPTURE(r);
+    CHECK(std::abs(b->getCenterOfMassPosition().y() - r) < 0.002f);
+  }
 }
