@@ -290,57 +290,60 @@ TEST_CASE("bullet terrain: convexSweepTest stops a small sphere on the ground an
   CHECK(std::abs(sweep(12, btVector3(-30, 13, 0.5f), btVector3(30, 13, 0.5f)) * 60 - 39.09) < 0.75);
 }
 
-TEST_CASE("bullet terrain: Bullet's rayTest on the terrain object returns our raycast's hit") {
+namespace {
+
+// Rock up to y = 1 over x, z in [-20, 20), roughened by random edits; `count` rays between uniform points of the
+// 36-voxel cube around it, each given to check(scene, from, to, ray) with `ray` ours.
+template <class Check>
+void randomRays(std::uint64_t seed, int count, Check&& check) {
   auto world = vtp::test::makeWorld();
   REQUIRE(world->fillBox({{-20, -8, -20}, {20, 1, 20}}, 2).ok());
-  std::mt19937_64 rng(5);
+  std::mt19937_64 rng(seed);
   vtp::test::randomEdits(*world, {{-16, -6, -16}, {16, 6, 16}}, 30, rng);
   Scene scene(*world);
   std::uniform_real_distribution<double> u(-18, 18);
-  int hits = 0;
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < count; ++i) {
     const btVector3 from(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
     const btVector3 to(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+    const btVector3 d = to - from;
+    INFO("ray " << i);
+    check(scene, from, to, Ray{{from.x(), from.y(), from.z()}, {d.x(), d.y(), d.z()}, 1.0});
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bullet terrain: Bullet's rayTest on the terrain object returns our raycast's hit") {
+  int hits = 0;
+  randomRays(5, 300, [&](Scene& scene, const btVector3& from, const btVector3& to, const Ray& ray) {
     btCollisionWorld::ClosestRayResultCallback bullet(from, to);
     scene.dynamics.rayTest(from, to, bullet);
-    const btVector3 d = to - from;
     WorldRayHit ours;
-    auto found = scene.physics->raycastClosest({{from.x(), from.y(), from.z()}, {d.x(), d.y(), d.z()}, 1.0}, ours);
+    auto found = scene.physics->raycastClosest(ray, ours);
     REQUIRE(found.ok());
-    INFO("ray " << i);
     REQUIRE(bullet.hasHit() == *found);
-    if (!*found) continue;
+    if (!*found) return;
     ++hits;
     CHECK(bullet.m_collisionObject == &scene.terrain->object());
     CHECK(std::abs(double(bullet.m_closestHitFraction) - ours.hit.t) < 1e-4);
-  }
+  });
   CHECK(hits > 100);
 }
 
 TEST_CASE("bullet terrain: Bullet's all-hits rayTest returns each of our raycastAll's hits once") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-20, -8, -20}, {20, 1, 20}}, 2).ok());
-  std::mt19937_64 rng(6);
-  vtp::test::randomEdits(*world, {{-16, -6, -16}, {16, 6, 16}}, 30, rng);
-  Scene scene(*world);
-  std::uniform_real_distribution<double> u(-18, 18);
   int multi = 0;
-  for (int i = 0; i < 200; ++i) {
-    const btVector3 from(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
-    const btVector3 to(btScalar(u(rng)), btScalar(u(rng)), btScalar(u(rng)));
+  randomRays(6, 200, [&](Scene& scene, const btVector3& from, const btVector3& to, const Ray& ray) {
     btCollisionWorld::AllHitsRayResultCallback bullet(from, to);
     scene.dynamics.rayTest(from, to, bullet);
-    const btVector3 d = to - from;
     std::vector<WorldRayHit> ours;
-    REQUIRE(scene.physics->raycastAll({{from.x(), from.y(), from.z()}, {d.x(), d.y(), d.z()}, 1.0}, ours).ok());
-    INFO("ray " << i);
+    REQUIRE(scene.physics->raycastAll(ray, ours).ok());
     REQUIRE(std::size_t(bullet.m_hitFractions.size()) == ours.size());
     std::vector<double> fractions;
     for (int k = 0; k < bullet.m_hitFractions.size(); ++k) fractions.push_back(double(bullet.m_hitFractions[k]));
     std::sort(fractions.begin(), fractions.end());
     for (std::size_t k = 0; k < ours.size(); ++k) CHECK(std::abs(fractions[k] - ours[k].hit.t) < 1e-4);
     multi += ours.size() > 1 ? 1 : 0;
-  }
+  });
   CHECK(multi > 20);
 }
 
