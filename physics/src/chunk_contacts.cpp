@@ -80,6 +80,10 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
 bool faceFront(const btVector3 t[3], const ShapeInChunk& shape, TriangleContact& c) {
   btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
   if (c.normal.dot(n) >= 0) return true;  // from the front: nearly every contact stops here
+  // Separated from behind: the body does not touch this face (within a large body's contact threshold, a slab's
+  // underside seen through the slab); turned round, it became a penetration as deep as the body and pushed a sphere
+  // of radius 50 resting on a one-voxel slab down through it.
+  if (c.distance >= 0) return false;
   const btScalar len = n.length();
   if (len < btScalar(1e-12)) return true;
   n /= len;

@@ -58,8 +58,8 @@ int gatherTriangles(const Collider& collider, const std::array<double, 3>& min, 
 /// solid (a body sunk so far through the face that its least overlap is further in) takes the face normal and the
 /// depth the shape reaches behind the face's plane when the shape's centre lies over the face (projects inside the
 /// triangle); elsewhere (a body in front of a neighbouring face but behind this one's extended plane, past a ridge) it
-/// is dropped, since the neighbour's contact holds the body. Returns false when dropped; other contacts are left as
-/// they are.
+/// is dropped, since the neighbour's contact holds the body. A contact from behind that does not penetrate is dropped
+/// too. Returns false when dropped; other contacts are left as they are.
 bool faceFront(const btVector3 t[3], const ShapeInChunk& shape, TriangleContact& c);
 
 /// A contact `c` with triangle `t` that lies on its flat or concave edges only (edge flags clear: edge_flags.h), or

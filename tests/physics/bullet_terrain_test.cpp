@@ -495,3 +495,19 @@ TEST_CASE("bullet terrain: spheres smaller than the contact reuse distance rest 
     CHECK(std::abs(b->getCenterOfMassPosition().y() - r) < 0.002f);
   }
 }
+
+TEST_CASE("bullet terrain: a sphere of radius 50 rests on a one-voxel slab") {
+  // Its contact threshold (about 1.75) reaches the slab's underside: that separated contact from behind once became a
+  // penetration as deep as the sphere and pushed it down through the slab (to y 29.8, ending at 43.4).
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-64, -1, -64}, {64, 0, 64}}, 2).ok());
+  Scene scene(*world);
+  btRigidBody& boulder = scene.add(new btSphereShape(50), 1000.0, btVector3(0.5f, 50.05f, 0.5f), false);
+  float lowest = 1e9f;
+  for (int i = 0; i < 120; ++i) {
+    scene.run(1.0 / 60);
+    lowest = std::min(lowest, boulder.getCenterOfMassPosition().y());
+  }
+  CHECK(lowest > 49.9f);
+  CHECK(boulder.getCenterOfMassPosition().y() == doctest::Approx(50.0).epsilon(0.002));
+}
