@@ -71,8 +71,9 @@ std::size_t BulletTerrainState::drainEdits() {
     if (it == bodies.end()) continue;
     it->second->object->activate(true);
     // The terrain changed within a voxel of the body: its points may lie on a surface that is gone (a resting body
-    // does not move, so refreshing them keeps them). The next search finds the new ones.
-    for (ChunkLink& link : it->second->links) link.manifold->clearManifold();
+    // does not move, so refreshing them keeps them). The next search keeps those it finds again (with their
+    // warm-starting impulses) and drops the rest.
+    for (ChunkLink& link : it->second->links) link.recheck = true;
     ++woken;
   }
   return woken;

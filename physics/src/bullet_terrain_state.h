@@ -4,6 +4,7 @@
 // the attachment to a world (bullet_terrain.cpp).
 #include <BulletCollision/CollisionDispatch/btCollisionCreateFunc.h>
 #include <BulletCollision/CollisionShapes/btConcaveShape.h>
+#include <BulletCollision/CollisionShapes/btConvexPointCloudShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
 #include <btBulletDynamicsCommon.h>
 
@@ -51,6 +52,7 @@ class TerrainShape final : public btConcaveShape {
 struct ChunkLink {
   terrain::ChunkCoord chunk;
   btPersistentManifold* manifold = nullptr;
+  bool recheck = false;  // an edit came within a voxel of the body: points the next search does not find are dropped
   btTransform found_at = btTransform::getIdentity();  // the body's pose when the terrain-side points were found
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
 };
@@ -83,18 +85,23 @@ struct BulletTerrainState {
   BodyLinks& links(std::uint64_t id, const btCollisionObject* object);
   // Applies pair changes (solid pairs only) to the bodies' links: manifolds created and released.
   void apply(const PairChanges& changes);
-  // Applies the pair changes edits made since the last call, activates the bodies they woke and drops their contact
-  // points; returns how many.
+  // Applies the pair changes edits made since the last call, activates the bodies they woke and marks their links for
+  // a recheck; returns how many.
   std::size_t drainEdits();
   // Forgets a body: its pairs and manifolds.
   void removeBody(std::uint64_t id);
 };
 
-/// A convex hull without points: Bullet's GJK reads past its empty point array (on Bullet's own ground as well), so
-/// the terrain gives it no contacts.
+/// A convex hull, point cloud or multi-sphere without points: Bullet's GJK reads past its empty array (on Bullet's
+/// own ground as well), so the terrain gives it no contacts.
 inline bool emptyHull(const btConvexShape& shape) {
-  return shape.getShapeType() == CONVEX_HULL_SHAPE_PROXYTYPE &&
-         static_cast<const btConvexHullShape&>(shape).getNumPoints() == 0;
+  switch (shape.getShapeType()) {
+    case CONVEX_HULL_SHAPE_PROXYTYPE: return static_cast<const btConvexHullShape&>(shape).getNumPoints() == 0;
+    case CONVEX_POINT_CLOUD_SHAPE_PROXYTYPE:
+      return static_cast<const btConvexPointCloudShape&>(shape).getNumPoints() == 0;
+    case MULTI_SPHERE_SHAPE_PROXYTYPE: return static_cast<const btMultiSphereShape&>(shape).getSphereCount() == 0;
+    default: return false;
+  }
 }
 
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave

@@ -84,6 +84,12 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       unsigned fresh = 0;  // the manifold slots this search filled
       for (int i = 0; i < n; ++i) addPoint(m, kept[std::size_t(i)], shift, frame, terrain, materials, fresh);
+      if (link.recheck) {  // after an edit nearby: a point this search did not find again is on terrain that is gone
+        for (int k = m.getNumContacts() - 1; k >= 0; --k) {
+          if ((fresh >> k & 1u) == 0) m.removeContactPoint(k);  // the last point, already looked at, moves to k
+        }
+        link.recheck = false;
+      }
       s.stats.contacts += unsigned(n);
       points += m.getNumContacts();
     }

@@ -18,7 +18,9 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
   TerrainClosestPoints(const btCollisionAlgorithmConstructionInfo& ci, BulletTerrainState& state,
                        const btCollisionObject* body)
       : btCollisionAlgorithm(ci), m_state(state), m_manifold(ci.m_dispatcher1->getNewManifold(body, &state.object)) {}
-  ~TerrainClosestPoints() override { m_dispatcher->releaseManifold(m_manifold); }
+  ~TerrainClosestPoints() override {
+    if (m_manifold != nullptr) m_dispatcher->releaseManifold(m_manifold);
+  }
 
   void processCollision(const btCollisionObjectWrapper* wrap0, const btCollisionObjectWrapper* wrap1,
                         const btDispatcherInfo&, btManifoldResult* result) override {
@@ -33,9 +35,12 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     if (!s.physics.masks().query({{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, m_touches).ok()) return;
+    if (m_manifold == nullptr) return;  // the dispatcher's manifold pool is full and may not grow
     // The manifold's body 0 is the convex object: each point goes in as a normal on the terrain and a point on it,
-    // which btManifoldResult turns round when the query named the terrain first.
+    // which btManifoldResult turns round when the query named the terrain first. The triangle id goes to the
+    // terrain's side of the result, whichever that is.
     result->setPersistentManifold(m_manifold);
+    const bool terrain_is_a = result->getBody0Internal() == &s.object;
     const double voxel_size = s.physics.voxelSize();
     for (const ChunkTouch& touch : m_touches) {
       if (!touch.solid) continue;
@@ -51,7 +56,11 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       for (int i = 0; i < n; ++i) {
         const ChunkContact& c = kept[std::size_t(i)];
-        result->setShapeIdentifiersB(0, c.triangle);
+        if (terrain_is_a) {
+          result->setShapeIdentifiersA(0, c.triangle);
+        } else {
+          result->setShapeIdentifiersB(0, c.triangle);
+        }
         result->addContactPoint(c.contact.normal, c.contact.point + shift, c.contact.distance);
       }
     }

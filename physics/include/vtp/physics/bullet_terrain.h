@@ -10,7 +10,8 @@
 /// The library sets no process-global Bullet state (no gContactAddedCallback, no custom allocator, no global
 /// dispatcher functions): everything is registered on the given world's dispatcher and undone on destruction.
 ///
-/// Thread-safety: like the btCollisionWorld it is attached to (one stepping thread). Edit the terrain between steps;
+/// Thread-safety: like the btCollisionWorld it is attached to (one stepping thread; not btCollisionDispatcherMt, whose
+/// parallel narrowphase would share the adapter's state). Edit the terrain between steps;
 /// then call wakeBodies() so bodies resting where the terrain changed are activated. An edit from another thread
 /// during a step is safe (the pair changes the step applies stay consistent, PairTracker), but which bodies see it in
 /// that step depends on when their pairs were updated.
