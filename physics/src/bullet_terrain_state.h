@@ -4,7 +4,6 @@
 // the attachment to a world (bullet_terrain.cpp).
 #include <BulletCollision/CollisionDispatch/btCollisionCreateFunc.h>
 #include <BulletCollision/CollisionShapes/btConcaveShape.h>
-#include <BulletCollision/CollisionShapes/btConvexPointCloudShape.h>
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
 #include <btBulletDynamicsCommon.h>
 
@@ -91,18 +90,6 @@ struct BulletTerrainState {
   // Forgets a body: its pairs and manifolds.
   void removeBody(std::uint64_t id);
 };
-
-/// A convex hull, point cloud or multi-sphere without points: Bullet's GJK reads past its empty array (on Bullet's
-/// own ground as well), so the terrain gives it no contacts.
-inline bool emptyHull(const btConvexShape& shape) {
-  switch (shape.getShapeType()) {
-    case CONVEX_HULL_SHAPE_PROXYTYPE: return static_cast<const btConvexHullShape&>(shape).getNumPoints() == 0;
-    case CONVEX_POINT_CLOUD_SHAPE_PROXYTYPE:
-      return static_cast<const btConvexPointCloudShape&>(shape).getNumPoints() == 0;
-    case MULTI_SPHERE_SHAPE_PROXYTYPE: return static_cast<const btMultiSphereShape&>(shape).getSphereCount() == 0;
-    default: return false;
-  }
-}
 
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave
 /// side is the terrain object, the configuration's own otherwise.

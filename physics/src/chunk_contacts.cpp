@@ -2,7 +2,10 @@
 
 #include <BulletCollision/CollisionShapes/btBoxShape.h>
 #include <BulletCollision/CollisionShapes/btCapsuleShape.h>
+#include <BulletCollision/CollisionShapes/btConvexHullShape.h>
+#include <BulletCollision/CollisionShapes/btConvexPointCloudShape.h>
 #include <BulletCollision/CollisionShapes/btCylinderShape.h>
+#include <BulletCollision/CollisionShapes/btMultiSphereShape.h>
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 
 #include <algorithm>
@@ -241,6 +244,28 @@ int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContac
   });
   for (int k = 0; k < kManifoldPoints; ++k) out[std::size_t(k)] = contacts[chosen[std::size_t(k)]];
   return kManifoldPoints;
+}
+
+int chunkManifold(const Collider& collider, const btConvexShape& shape, const btMatrix3x3& basis,
+                  const std::array<double, 3>& position, terrain::ChunkCoord chunk, const std::array<double, 3>& min,
+                  const std::array<double, 3>& max, double voxel_size, btScalar threshold, bool one_sided,
+                  ContactScratch& scratch, ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept) {
+  switch (shape.getShapeType()) {  // no points: GJK would read past the empty array (on Bullet's own ground too)
+    case CONVEX_HULL_SHAPE_PROXYTYPE:
+      if (static_cast<const btConvexHullShape&>(shape).getNumPoints() == 0) return 0;
+      break;
+    case CONVEX_POINT_CLOUD_SHAPE_PROXYTYPE:
+      if (static_cast<const btConvexPointCloudShape&>(shape).getNumPoints() == 0) return 0;
+      break;
+    case MULTI_SPHERE_SHAPE_PROXYTYPE:
+      if (static_cast<const btMultiSphereShape&>(shape).getSphereCount() == 0) return 0;
+      break;
+    default: break;
+  }
+  const ShapeInChunk placed = placeInChunk(shape, basis, position, chunk, voxel_size);
+  chunkContacts(collider, placed, min, max, voxel_size, threshold, scratch, counters, /*correct_edges=*/true,
+                one_sided);
+  return reduceContacts(scratch.contacts, kept);
 }
 
 }  // namespace vtp::physics

@@ -84,4 +84,13 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
 /// sharing one). Returns how many.
 int reduceContacts(std::span<const ChunkContact> contacts, std::span<ChunkContact, kManifoldPoints> out);
 
+/// One chunk's manifold for `shape` with local frame `basis` at world `position`: placeInChunk, chunkContacts (edges
+/// corrected) and reduceContacts, into `kept` with points relative to the chunk origin (chunkOriginWorld). Returns
+/// how many; none for a convex hull, point cloud or multi-sphere without points (Bullet's GJK reads past its empty
+/// array). What TerrainPhysics::contacts and the Bullet adapter's two algorithms search a chunk with.
+int chunkManifold(const Collider& collider, const btConvexShape& shape, const btMatrix3x3& basis,
+                  const std::array<double, 3>& position, terrain::ChunkCoord chunk, const std::array<double, 3>& min,
+                  const std::array<double, 3>& max, double voxel_size, btScalar threshold, bool one_sided,
+                  ContactScratch& scratch, ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept);
+
 }  // namespace vtp::physics

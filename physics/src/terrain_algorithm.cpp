@@ -46,9 +46,8 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     BodyLinks& links = m_links;
-    if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes);
-        !st || emptyHull(*shape)) {
-      // Out of physics' range or not finite, or a hull without points: no contacts.
+    if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
+      // Out of physics' range or not finite: no contacts.
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
       ++s.stats.empty_narrowphase_calls;
       return;
@@ -73,13 +72,11 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       link.sequence = sequence;
       auto pin = s.physics.colliders().acquire(link.chunk);
       if (!pin) continue;  // beyond physics' range: the tracker already refused such boxes
-      const ShapeInChunk placed = placeInChunk(*shape, pose.getBasis(), position, link.chunk, voxel_size);
       ContactCounters counters;
-      chunkContacts(*pin.value(), placed, min, max, voxel_size, threshold, s.scratch, counters, /*correct_edges=*/true,
-                    s.options.one_sided);
-      s.stats.gjk_calls += counters.gjk_calls;
       std::array<ChunkContact, kManifoldPoints> kept;
-      const int n = reduceContacts(s.scratch.contacts, kept);
+      const int n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, link.chunk, min, max, voxel_size,
+                                  threshold, s.options.one_sided, s.scratch, counters, kept);
+      s.stats.gjk_calls += counters.gjk_calls;
       const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       unsigned fresh = 0;  // the manifold slots this search filled

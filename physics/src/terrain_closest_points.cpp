@@ -27,7 +27,6 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     BulletTerrainState& s = m_state;
     const btCollisionObjectWrapper* body = wrap0->getCollisionObject() == &s.object ? wrap1 : wrap0;
     const auto* shape = static_cast<const btConvexShape*>(body->getCollisionShape());
-    if (emptyHull(*shape)) return;
     const btTransform& pose = body->getWorldTransform();
     const btScalar threshold = std::max(result->m_closestPointDistanceThreshold, btScalar(0));
     const btVector3& o = pose.getOrigin();
@@ -43,15 +42,13 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     const bool terrain_is_a = result->getBody0Internal() == &s.object;
     const double voxel_size = s.physics.voxelSize();
     for (const ChunkTouch& touch : m_touches) {
-      if (!touch.solid) continue;
+      if (!touch.solid || touch.tag != MaskTag::kMixed) continue;  // a chunk all solid around has no triangles
       auto pin = s.physics.colliders().acquire(touch.chunk);
       if (!pin) continue;
-      const ShapeInChunk placed = placeInChunk(*shape, pose.getBasis(), position, touch.chunk, voxel_size);
       ContactCounters counters;
-      chunkContacts(*pin.value(), placed, min, max, voxel_size, threshold, s.scratch, counters,
-                    /*correct_edges=*/true, s.options.one_sided);
       std::array<ChunkContact, kManifoldPoints> kept;
-      const int n = reduceContacts(s.scratch.contacts, kept);
+      const int n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, touch.chunk, min, max, voxel_size,
+                                  threshold, s.options.one_sided, s.scratch, counters, kept);
       const std::array<double, 3> origin = chunkOriginWorld(touch.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       for (int i = 0; i < n; ++i) {

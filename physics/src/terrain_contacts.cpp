@@ -47,15 +47,13 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
       return pin.error();
     }
     ++chunks;
-    const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, touch.chunk, m_voxel_size);
-    chunkContacts(*pin.value(), placed, {box.min.x, box.min.y, box.min.z}, {box.max.x, box.max.y, box.max.z},
-                  m_voxel_size, btScalar(options.contact_distance), scratch, counters, /*correct_edges=*/true,
-                  options.one_sided);
-    if (scratch.contacts.empty()) continue;
     std::array<ChunkContact, kManifoldPoints> kept;
     ChunkManifold m;
     m.chunk = touch.chunk;
-    m.count = reduceContacts(scratch.contacts, kept);
+    m.count = chunkManifold(*pin.value(), *bt, basis, pose.position, touch.chunk, {box.min.x, box.min.y, box.min.z},
+                            {box.max.x, box.max.y, box.max.z}, m_voxel_size, btScalar(options.contact_distance),
+                            options.one_sided, scratch, counters, kept);
+    if (m.count == 0) continue;
     const std::array<double, 3> origin = chunkOriginWorld(touch.chunk, m_voxel_size);
     for (int i = 0; i < m.count; ++i) {
       const ChunkContact& c = kept[std::size_t(i)];

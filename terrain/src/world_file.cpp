@@ -237,14 +237,13 @@ class Inflater {
     };
     m_z.zfree = [](voidpf, voidpf p) { ::operator delete(p); };
     m_init = ::inflateInit(&m_z);
-    m_ok = m_init == Z_OK;
   }
   ~Inflater() {
-    if (m_ok) ::inflateEnd(&m_z);
+    if (ready()) ::inflateEnd(&m_z);
   }
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
-  bool ready() const { return m_ok; }
+  bool ready() const { return m_init == Z_OK; }
   int initError() const { return m_init; }
   enum class Outcome { kExact, kBad, kOutOfMemory };
   Outcome inflate(Bytes in, std::span<std::uint8_t> out) {
@@ -261,8 +260,7 @@ class Inflater {
 
  private:
   z_stream m_z{};
-  int m_init = Z_OK;
-  bool m_ok = false;
+  int m_init = Z_OK;  // inflateInit's result
 };
 
 // One record's content problem (salvageable) or its chunk.
@@ -486,13 +484,12 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
     if (Status s = readRange(bytes, 0, bytes.size()); !s) return s.error();
     std::size_t header_len = 0;
     std::uint64_t record_count = 0;
-    if (Result<WorldConfig> config = decodeHeader(bytes, size, options, header_len, record_count); !config) {
-      return config.error();
-    }
+    Result<WorldConfig> config = decodeHeader(bytes, size, options, header_len, record_count);
+    if (!config) return config.error();
     const std::size_t head = bytes.size();
     bytes.resize(std::size_t(size));
     if (Status s = readRange(bytes, head, bytes.size()); !s) return s.error();
-    return decodeWorld(bytes, options);
+    return decodeRecords(bytes, options, header_len, record_count, std::move(config.value()));
   } catch (const std::bad_alloc&) {
     return outOfMemory(("reading " + path.string()).c_str());
   }

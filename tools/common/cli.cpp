@@ -105,6 +105,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// "-" (stdin or stdout) or no path at all: nothing on disk to compare or probe.
+bool notAFile(const std::string& path) { return path.empty() || path == "-"; }
+
 // A device, FIFO or socket (/dev/null, a pipe, a terminal): written as it comes, never "the same file" as another
 // path, nothing to probe.
 bool special(const fs::file_status& s) { return fs::exists(s) && !fs::is_regular_file(s) && !fs::is_directory(s); }
@@ -125,17 +128,16 @@ bool sameFile(const std::string& a, const std::string& b) {
 
 std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
                                      std::initializer_list<NamedPath> outputs) {
-  auto skipped = [](const std::string& p) { return p.empty() || p == "-"; };
   for (auto out = outputs.begin(); out != outputs.end(); ++out) {
-    if (skipped(out->path)) continue;
+    if (notAFile(out->path)) continue;
     for (const NamedPath& in : inputs) {
-      if (!skipped(in.path) && sameFile(out->path, in.path)) {
+      if (!notAFile(in.path) && sameFile(out->path, in.path)) {
         return fail(tool, std::string(out->name) + " names the same file as " + in.name + " (" + out->path + ")",
                     kExitUsage);
       }
     }
     for (auto other = std::next(out); other != outputs.end(); ++other) {
-      if (!skipped(other->path) && sameFile(out->path, other->path)) {
+      if (!notAFile(other->path) && sameFile(out->path, other->path)) {
         return fail(tool, std::string(out->name) + " and " + other->name + " name the same file (" + out->path + ")",
                     kExitUsage);
       }
@@ -146,7 +148,7 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
 
 std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs) {
   for (const NamedPath& out : outputs) {
-    if (out.path.empty() || out.path == "-") continue;
+    if (notAFile(out.path)) continue;
     std::error_code ec;
     const fs::file_status status = fs::status(out.path, ec);
     if (special(status)) continue;

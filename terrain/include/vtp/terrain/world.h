@@ -145,7 +145,7 @@ class World {
   Status readBox(const VoxelBox& box, std::span<Voxel> out) const;
   /// readBox at one moment between two edits, never partway through one that publishes several chunks: read again
   /// while an edit published during the read (a seqlock read on publishSequence; edits are short and serialised, so a
-  /// read from a listener retries at most once). What physics reads chunk boxes with. Lock-free.
+  /// read from a listener retries at most once). What physics reads chunk boxes with. Lock-free; errors as readBox.
   Status readBoxBetweenEdits(const VoxelBox& box, std::span<Voxel> out) const;
   /// The largest box readBox reads: a read pins the chunk versions it sees until it returns, so its length is capped,
   /// in voxels and in chunks (its work and scratch grow with both: a 1 x 1 x 2^24 box would overlap 2^21 chunks).
