@@ -8,12 +8,6 @@
 #include "bullet_terrain_state.h"
 
 namespace vtp::physics {
-namespace {
-
-// Every convex proxy type: the shapes the terrain algorithm serves.
-constexpr int kConvexTypes = CONCAVE_SHAPES_START_HERE;
-
-}  // namespace
 
 BulletTerrainState::BulletTerrainState(TerrainPhysics& p, btCollisionWorld& w, BulletTerrainOptions o)
     : physics(p),
@@ -21,7 +15,8 @@ BulletTerrainState::BulletTerrainState(TerrainPhysics& p, btCollisionWorld& w, B
       dispatcher(*static_cast<btCollisionDispatcher*>(w.getDispatcher())),
       options(o),
       tracker(p.masks()),
-      shape(*this) {
+      shape(*this),
+      entries(dispatcher) {
   object.setCollisionShape(&shape);
   object.setCollisionFlags(object.getCollisionFlags() | btCollisionObject::CF_STATIC_OBJECT);
   object.setFriction(1);  // our points carry the triangle material's friction and restitution
@@ -103,17 +98,12 @@ Result<std::unique_ptr<BulletTerrain>> BulletTerrain::attach(TerrainPhysics& phy
     }
   }
   auto state = std::make_unique<State>(physics, world, options);
-  state->create_terrain_first.reset(newTerrainCreateFunc(*state, true));
-  state->create_terrain_second.reset(newTerrainCreateFunc(*state, false));
-  state->create_closest_points.reset(newClosestPointsCreateFunc(*state));
-  for (int type = 0; type < kConvexTypes; ++type) {
-    state->dispatcher.registerCollisionCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE, state->create_terrain_second.get());
-    state->dispatcher.registerCollisionCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type, state->create_terrain_first.get());
-    state->dispatcher.registerClosestPointsCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE,
-                                                      state->create_closest_points.get());
-    state->dispatcher.registerClosestPointsCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type,
-                                                      state->create_closest_points.get());
+  for (bool terrain_first : {false, true}) {
+    state->create_contacts[terrain_first].reset(newTerrainCreateFunc(*state, terrain_first));
   }
+  state->create_closest_points.reset(newClosestPointsCreateFunc(*state));
+  state->entries.install({state->create_contacts[0].get(), state->create_contacts[1].get()},
+                         state->create_closest_points.get());
   world.addCollisionObject(&state->object, btBroadphaseProxy::StaticFilter,
                            btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
   return std::unique_ptr<BulletTerrain>(new BulletTerrain(std::move(state)));
@@ -125,17 +115,7 @@ BulletTerrain::~BulletTerrain() {
   State& s = *m_state;
   // Removing the object drops its broadphase pairs, which destroys the algorithms and with them the manifolds.
   s.world.removeCollisionObject(&s.object);
-  btCollisionConfiguration& config = *s.dispatcher.getCollisionConfiguration();
-  for (int type = 0; type < kConvexTypes; ++type) {
-    s.dispatcher.registerCollisionCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE,
-                                             config.getCollisionAlgorithmCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE));
-    s.dispatcher.registerCollisionCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type,
-                                             config.getCollisionAlgorithmCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type));
-    s.dispatcher.registerClosestPointsCreateFunc(
-        type, CUSTOM_CONCAVE_SHAPE_TYPE, config.getClosestPointsAlgorithmCreateFunc(type, CUSTOM_CONCAVE_SHAPE_TYPE));
-    s.dispatcher.registerClosestPointsCreateFunc(
-        CUSTOM_CONCAVE_SHAPE_TYPE, type, config.getClosestPointsAlgorithmCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, type));
-  }
+  s.entries.restore({s.create_contacts[0].get(), s.create_contacts[1].get()}, s.create_closest_points.get());
 }
 
 btCollisionObject& BulletTerrain::object() noexcept { return m_state->object; }

@@ -63,6 +63,33 @@ struct BodyLinks {
   std::vector<ChunkLink> links;
 };
 
+/// The dispatcher's create functions for the pairs of a convex shape and CUSTOM_CONCAVE_SHAPE_TYPE, in either order:
+/// what attach found there (the game's own, or the configuration's) and puts back when the terrain goes. Other concave
+/// shapes of that type keep getting these.
+class DispatcherEntries {
+ public:
+  /// Every convex proxy type: the shapes the terrain algorithm serves.
+  static constexpr int kConvexTypes = CONCAVE_SHAPES_START_HERE;
+  enum Query { kContacts, kClosestPoints };
+
+  /// Records the dispatcher's current entries.
+  explicit DispatcherEntries(btCollisionDispatcher& dispatcher);
+  /// What was registered for the pair of shape types `type0`, `type1` (one convex, the other CUSTOM_CONCAVE).
+  btCollisionAlgorithmCreateFunc* previous(Query query, int type0, int type1) const;
+  /// Registers `contacts` and `closest` for every convex type against CUSTOM_CONCAVE, in either order (`contacts[1]`
+  /// when the concave shape comes first).
+  void install(btCollisionAlgorithmCreateFunc* const (&contacts)[2], btCollisionAlgorithmCreateFunc* closest);
+  /// Puts the recorded entries back where they still hold what install registered (an entry the game replaced since
+  /// is left alone).
+  void restore(const btCollisionAlgorithmCreateFunc* const (&contacts)[2],
+               const btCollisionAlgorithmCreateFunc* closest);
+
+ private:
+  btCollisionDispatcher& m_dispatcher;
+  // [query][convex type][concave first]
+  btCollisionAlgorithmCreateFunc* m_previous[2][kConvexTypes][2];
+};
+
 struct BulletTerrainState {
   BulletTerrainState(TerrainPhysics& physics, btCollisionWorld& world, BulletTerrainOptions options);
 
@@ -75,7 +102,9 @@ struct BulletTerrainState {
   btCollisionObject object;
   BulletTerrainStats stats;
   std::unordered_map<std::uint64_t, std::unique_ptr<BodyLinks>> bodies;
-  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_terrain_first, create_terrain_second, create_closest_points;
+  DispatcherEntries entries;  // what the dispatcher held before attach registered these:
+  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_contacts[2];  // [terrain first]
+  std::unique_ptr<btCollisionAlgorithmCreateFunc> create_closest_points;
   PairChanges changes;  // reused
   ContactScratch scratch;
 
@@ -92,7 +121,7 @@ struct BulletTerrainState {
 };
 
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave
-/// side is the terrain object, the configuration's own otherwise.
+/// side is the terrain object, what the dispatcher held before (DispatcherEntries) otherwise.
 btCollisionAlgorithmCreateFunc* newTerrainCreateFunc(BulletTerrainState& state, bool terrain_first);
 /// The same for Bullet's closest-point queries (contactTest, contactPairTest), in either order
 /// (terrain_closest_points.cpp).

@@ -149,10 +149,10 @@ class TerrainCreateFunc final : public btCollisionAlgorithmCreateFunc {
     const btCollisionObjectWrapper* terrain = m_terrain_first ? wrap0 : wrap1;
     const btCollisionObjectWrapper* body = m_terrain_first ? wrap1 : wrap0;
     if (terrain->getCollisionObject() != &m_state.object) {
-      // Another concave shape of the same type: the configuration's algorithm.
-      return m_state.dispatcher.getCollisionConfiguration()
-          ->getCollisionAlgorithmCreateFunc(wrap0->getCollisionShape()->getShapeType(),
-                                            wrap1->getCollisionShape()->getShapeType())
+      // Another concave shape of the same type: what the dispatcher held before attach.
+      return m_state.entries
+          .previous(DispatcherEntries::kContacts, wrap0->getCollisionShape()->getShapeType(),
+                    wrap1->getCollisionShape()->getShapeType())
           ->CreateCollisionAlgorithm(ci, wrap0, wrap1);
     }
     void* memory = ci.m_dispatcher1->allocateCollisionAlgorithm(sizeof(TerrainAlgorithm));

@@ -84,10 +84,10 @@ class ClosestPointsCreateFunc final : public btCollisionAlgorithmCreateFunc {
                                                  const btCollisionObjectWrapper* wrap1) override {
     const bool terrain0 = wrap0->getCollisionObject() == &m_state.object;
     if (!terrain0 && wrap1->getCollisionObject() != &m_state.object) {
-      // Another concave shape of the same type: the configuration's algorithm.
-      return m_state.dispatcher.getCollisionConfiguration()
-          ->getClosestPointsAlgorithmCreateFunc(wrap0->getCollisionShape()->getShapeType(),
-                                                wrap1->getCollisionShape()->getShapeType())
+      // Another concave shape of the same type: what the dispatcher held before attach.
+      return m_state.entries
+          .previous(DispatcherEntries::kClosestPoints, wrap0->getCollisionShape()->getShapeType(),
+                    wrap1->getCollisionShape()->getShapeType())
           ->CreateCollisionAlgorithm(ci, wrap0, wrap1);
     }
     const btCollisionObject* body = terrain0 ? wrap1->getCollisionObject() : wrap0->getCollisionObject();

@@ -3,6 +3,7 @@
 // (rayTest, convexSweepTest, continuous collision) against the terrain object.
 #include "vtp/physics/bullet_terrain.h"
 
+#include <BulletCollision/CollisionDispatch/btEmptyCollisionAlgorithm.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -537,4 +538,83 @@ TEST_CASE("bullet terrain: a sphere of radius 50 rests on a one-voxel slab") {
   }
   CHECK(lowest > 49.9f);
   CHECK(boulder.getCenterOfMassPosition().y() == doctest::Approx(50.0).epsilon(0.002));
+}
+
+namespace {
+
+// A game's own concave shape of Bullet's custom type: one level square of two triangles, y = 0 over x, z in
+// [-size, size] around its object.
+class GamePlate final : public btConcaveShape {
+ public:
+  explicit GamePlate(btScalar size) : m_size(size) { m_shapeType = CUSTOM_CONCAVE_SHAPE_TYPE; }
+  void getAabb(const btTransform& t, btVector3& lo, btVector3& hi) const override {
+    lo = t.getOrigin() - btVector3(m_size, getMargin(), m_size);
+    hi = t.getOrigin() + btVector3(m_size, getMargin(), m_size);
+  }
+  void processAllTriangles(btTriangleCallback* callback, const btVector3&, const btVector3&) const override {
+    btVector3 a[3] = {{-m_size, 0, -m_size}, {-m_size, 0, m_size}, {m_size, 0, m_size}};
+    btVector3 b[3] = {{-m_size, 0, -m_size}, {m_size, 0, m_size}, {m_size, 0, -m_size}};
+    callback->processTriangle(a, 0, 0);
+    callback->processTriangle(b, 0, 1);
+  }
+  void calculateLocalInertia(btScalar, btVector3& inertia) const override { inertia.setZero(); }
+  void setLocalScaling(const btVector3&) override {}
+  const btVector3& getLocalScaling() const override { return m_scaling; }
+  const char* getName() const override { return "GamePlate"; }
+
+ private:
+  btScalar m_size;
+  btVector3 m_scaling{1, 1, 1};
+};
+
+// The game's create function for its custom concave pairs, counted. (It cannot hand them to Bullet's convex-concave
+// algorithm: Bullet 3.24 gives SDF_SHAPE_PROXYTYPE the value of CUSTOM_CONCAVE_SHAPE_TYPE, and that algorithm takes
+// any shape of the type for a btSdfCollisionShape. A game with such shapes brings its own algorithm; this one finds
+// no contacts.)
+struct CountingCreateFunc final : btCollisionAlgorithmCreateFunc {
+  btCollisionAlgorithm* CreateCollisionAlgorithm(btCollisionAlgorithmConstructionInfo& ci,
+                                                 const btCollisionObjectWrapper* a,
+                                                 const btCollisionObjectWrapper* b) override {
+    ++calls;
+    return empty.CreateCollisionAlgorithm(ci, a, b);
+  }
+  btEmptyAlgorithm::CreateFunc empty;
+  int calls = 0;
+};
+
+}  // namespace
+
+TEST_CASE("bullet terrain: the game's own create functions serve its concave shapes and come back on detach") {
+  auto world = flatWorld();
+  Scene scene(*world);
+  scene.terrain.reset();
+  CountingCreateFunc game;
+  scene.dispatcher.registerCollisionCreateFunc(SPHERE_SHAPE_PROXYTYPE, CUSTOM_CONCAVE_SHAPE_TYPE, &game);
+  scene.dispatcher.registerCollisionCreateFunc(CUSTOM_CONCAVE_SHAPE_TYPE, SPHERE_SHAPE_PROXYTYPE, &game);
+  scene.terrain = BulletTerrain::attach(*scene.physics, scene.dynamics).value();
+
+  // The game's plate, far from the terrain's ground, and a ball over each.
+  GamePlate plate(4);
+  btCollisionObject plate_object;
+  plate_object.setCollisionShape(&plate);
+  plate_object.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(100, 0, 100)));
+  scene.dynamics.addCollisionObject(&plate_object, btBroadphaseProxy::StaticFilter,
+                                    btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
+  btRigidBody& on_plate = scene.add(new btSphereShape(0.5f), 1.0, btVector3(100, 0.4f, 100), false);
+  on_plate.setFlags(on_plate.getFlags() | BT_DISABLE_WORLD_GRAVITY);  // it stays on the plate that holds nothing
+  on_plate.setGravity(btVector3(0, 0, 0));
+  btRigidBody& on_ground = scene.add(new btSphereShape(0.5f), 1.0, btVector3(0.5f, 2, 0.5f));
+  scene.run(2);
+  CHECK(on_ground.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.02));
+  const int while_attached = game.calls;
+  CHECK(while_attached >= 1);  // the plate's pair went through the game's function; the ground's did not
+  CHECK(scene.terrain->stats().live_manifolds >= 1);
+
+  // Detached: the game's function is registered again, so a new pair with the plate goes through it.
+  scene.terrain.reset();
+  scene.dynamics.removeRigidBody(&on_plate);
+  scene.dynamics.addRigidBody(&on_plate);
+  scene.dynamics.performDiscreteCollisionDetection();
+  CHECK(game.calls > while_attached);
+  scene.dynamics.removeCollisionObject(&plate_object);
 }

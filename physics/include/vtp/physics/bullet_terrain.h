@@ -55,12 +55,14 @@ class BulletTerrain {
   /// Adds the terrain object to `world` and registers the terrain algorithms with its dispatcher, which must be a
   /// btCollisionDispatcher: contacts for convex objects (compound children included) and Bullet's closest-point
   /// queries (contactTest, contactPairTest) for (convex, CUSTOM_CONCAVE_SHAPE_TYPE) pairs in either order; other
-  /// concave shapes of that type get the configuration's algorithms. `physics` and `world` must outlive the returned
-  /// object. Errors (kInvalidArgument): a dispatcher of another type, a world with a vtp terrain attached already.
+  /// concave shapes of that type get what the dispatcher held for those pairs before (the game's own create
+  /// functions, or the configuration's). A create function the game registers for those pairs after attach replaces
+  /// the terrain's. `physics` and `world` must outlive the returned object. Errors (kInvalidArgument): a dispatcher
+  /// of another type, a world with a vtp terrain attached already.
   static Result<std::unique_ptr<BulletTerrain>> attach(TerrainPhysics& physics, btCollisionWorld& world,
                                                        BulletTerrainOptions options = {});
-  /// Removes the object and the manifolds, and registers the configuration's algorithms for those pairs again (what
-  /// the game registered for them itself before attach is not restored).
+  /// Removes the object and the manifolds, and puts back what the dispatcher held for those pairs before attach
+  /// (entries the game replaced since are left alone).
   ~BulletTerrain();
   BulletTerrain(const BulletTerrain&) = delete;
   BulletTerrain& operator=(const BulletTerrain&) = delete;
