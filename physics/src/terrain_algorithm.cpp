@@ -70,13 +70,16 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       }
       link.found_at = pose;
       link.sequence = sequence;
-      auto pin = s.physics.colliders().acquire(link.chunk);
-      if (!pin) continue;  // beyond physics' range: the tracker already refused such boxes
-      ContactCounters counters;
       std::array<ChunkContact, kManifoldPoints> kept;
-      const int n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, link.chunk, min, max, voxel_size,
-                                  threshold, s.options.one_sided, s.scratch, counters, kept);
-      s.stats.gjk_calls += counters.gjk_calls;
+      int n = 0;
+      if (s.physics.masks().mayOwnTriangles(link.chunk)) {  // a chunk all solid (around a buried body) owns none
+        auto pin = s.physics.colliders().acquire(link.chunk);
+        if (!pin) continue;  // beyond physics' range: the tracker already refused such boxes
+        ContactCounters counters;
+        n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, link.chunk, min, max, voxel_size, threshold,
+                          s.options.one_sided, s.scratch, counters, kept);
+        s.stats.gjk_calls += counters.gjk_calls;
+      }
       const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       unsigned fresh = 0;  // the manifold slots this search filled

@@ -618,3 +618,24 @@ TEST_CASE("bullet terrain: the game's own create functions serve its concave sha
   CHECK(game.calls > while_attached);
   scene.dynamics.removeCollisionObject(&plate_object);
 }
+
+TEST_CASE("bullet terrain: a body buried in rock builds no colliders for the chunks all solid around it") {
+  // Rock over chunks -2..1 on each axis (a chunk is 8 voxels): the body sits in chunk (0, 0, 0), whose neighbours
+  // its box reaches are all solid too; then a cave is dug where it is.
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->fillBox({{-16, -16, -16}, {16, 16, 16}}, 2).ok());
+  Scene scene(*world);
+  btRigidBody& crate = scene.add(new btBoxShape(btVector3(1.2f, 1.2f, 1.2f)), 1.0, btVector3(4, 4, 4), false);
+  crate.setFlags(crate.getFlags() | BT_DISABLE_WORLD_GRAVITY);
+  crate.setGravity(btVector3(0, 0, 0));
+  scene.run(0.5);
+  CHECK(scene.terrain->stats().live_manifolds >= 1);  // the pairs stand: the body lies in solid
+  CHECK(scene.physics->colliders().stats().misses == 0);
+  CHECK(scene.terrain->stats().contacts == 0);
+
+  // A cave around it: the chunk now owns triangles, and the crate finds them.
+  REQUIRE(world->clearBox({{3, 3, 3}, {5, 5, 5}}).ok());  // smaller than the crate: it presses on the walls
+  scene.run(0.1);
+  CHECK(scene.physics->colliders().stats().misses >= 1);
+  CHECK(scene.terrain->stats().contacts >= 1);
+}
