@@ -16,6 +16,7 @@
 #include <new>
 #include <string>
 
+#include "vtp/terrain/file_replace.h"
 #include "chunk_table.h"
 #include "epoch_domain.h"
 #include "world_format.h"
@@ -495,87 +496,9 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
   }
 }
 
-namespace {
-
-// The temp file beside the target: closed, and removed unless it was renamed, however the save ends (an allocation
-// that throws on the way included).
-struct TempFile {
-  std::filesystem::path path;
-  int fd = -1;
-  bool renamed = false;
-  TempFile() = default;
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (fd >= 0) ::close(fd);
-    if (!renamed && !path.empty()) ::unlink(path.c_str());
-  }
-};
-
-// Writes `bytes` to a temp file beside `path`, syncs it, renames it over `path` and syncs the directory.
-Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
-  static std::atomic<std::uint64_t> counter{0};
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  auto fail = [&](const char* what) {
-    const int err = errno;  // before anything else can change it
-    return Error{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(err), {}};
-  };
-  // <name>.tmp.<pid>.<n> beside the target, with the name cut to 200 bytes so that a target name near the 255-byte
-  // limit still leaves a legal temp name. An orphan from a crashed process with the same pid (common in containers)
-  // may hold a name: take the next one.
-  std::string name = path.filename().string();
-  if (name.size() > 200) name.resize(200);
-  TempFile tmp;
-  for (int attempt = 0; attempt < 4096 && tmp.fd < 0; ++attempt) {
-    const std::filesystem::path next =
-        dir / (name + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
-    tmp.fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (tmp.fd >= 0) tmp.path = next;
-    if (tmp.fd < 0 && errno != EEXIST) break;
-  }
-  if (tmp.fd < 0) return fail("cannot create temp file");
-  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
-  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
-    if (::fchmod(tmp.fd, old.st_mode & 07777) != 0) return fail("cannot copy the old file's permissions");
-    (void)::fchown(tmp.fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
-  }
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write failed");
-    done += std::size_t(n);
-  }
-  if (::fsync(tmp.fd) != 0) return fail("fsync failed");
-  const int fd = tmp.fd;
-  tmp.fd = -1;
-  if (::close(fd) != 0) return fail("close failed");
-  if (::rename(tmp.path.c_str(), path.c_str()) != 0) return fail("rename failed");
-  tmp.renamed = true;
-  // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
-  // here says so.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory");
-  const int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed");
-  return {};
-}
-
-}  // namespace
-
-Status saveWorldFile(const World& world, const std::filesystem::path& link_or_path) {
+Status saveWorldFile(const World& world, const std::filesystem::path& path) {
   try {
-    const std::vector<std::uint8_t> bytes = encodeWorld(world);
-    // A symbolic link saves to the file it names, so the link stays a link (the rename would replace the link).
-    std::error_code ec;
-    std::filesystem::path path = link_or_path;
-    if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
-      path = std::filesystem::weakly_canonical(link_or_path, ec);
-      if (ec) {
-        return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
-      }
-    }
-    return replaceFile(bytes, path);
+    return replaceFile(encodeWorld(world), path);
   } catch (const std::bad_alloc&) {
     return outOfMemory("saving the world");
   }

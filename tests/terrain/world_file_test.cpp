@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/temp_dir.h"
 #include "vtp/terrain/world.h"
 #include "vtp/terrain/world_file.h"
 #include "world_format.h"
@@ -345,27 +346,7 @@ std::unique_ptr<World> smallWorld() {
   return w;
 }
 
-// A world directory under the temp dir, removed on scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    const std::string name = "vtp_world_file_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
-    path = fs::temp_directory_path() / name;
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
+using vtp::test::TempDir;
 
 Bytes readFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

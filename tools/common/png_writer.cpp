@@ -5,11 +5,9 @@
 #include <zlib.h>
 
 #include <array>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <system_error>
+
+#include "output_file.h"
 
 namespace vtp::tools {
 namespace {
@@ -110,19 +108,7 @@ Result<std::vector<std::uint8_t>> encodePng(const RgbImage& image) {
 Status writePng(const RgbImage& image, const std::filesystem::path& path) {
   Result<std::vector<std::uint8_t>> png = encodePng(image);
   if (!png) return png.error();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return Error{ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(errno), {}};
-  const bool written = std::fwrite(png->data(), 1, png->size(), f) == png->size();
-  const int saved_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    // Remove the partial file, but never a device or FIFO the user named (OUT may be /dev/full).
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
-    return Error{ErrorCode::kIo, "cannot write " + path.string() + ": " + std::strerror(written ? errno : saved_errno),
-                 {}};
-  }
-  return {};
+  return writeOutputFile(*png, path.string());
 }
 
 }  // namespace vtp::tools

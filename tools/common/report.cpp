@@ -1,12 +1,10 @@
 #include "report.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <thread>
 
 #include "build_info.h"
+#include "output_file.h"
 
 namespace vtp::tools {
 
@@ -27,20 +25,7 @@ nlohmann::json buildInfo() {
 }
 
 Status writeJson(const nlohmann::json& report, const std::string& path) {
-  const std::string text = report.dump(2) + "\n";
-  std::FILE* out = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-  if (out == nullptr) return Error{ErrorCode::kIo, "cannot write " + path + ": " + std::strerror(errno), {}};
-  // Every step checked, so a full disk (or stdout on /dev/full) is an error with its reason, not an exit 0.
-  errno = 0;
-  bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  ok = std::fflush(out) == 0 && ok;
-  const int saved = errno;
-  if (out != stdout) ok = std::fclose(out) == 0 && ok;
-  if (!ok) {
-    const std::string name = path == "-" ? "stdout" : path;
-    return Error{ErrorCode::kIo, "cannot write " + name + ": " + std::strerror(saved != 0 ? saved : errno), {}};
-  }
-  return {};
+  return writeOutputFile(report.dump(2) + "\n", path);
 }
 
 std::string jsonText(const std::string& text) {

@@ -18,7 +18,7 @@ nlohmann::json buildInfo();
 /// (nlohmann::json refuses to dump invalid UTF-8, and paths and file-derived messages may hold any bytes). Every
 /// path or message a report carries goes through it.
 std::string jsonText(const std::string& text);
-/// Writes `report` (pretty-printed) to `path`, or stdout when path is "-". kIo on failure.
+/// Writes `report` (pretty-printed) to `path` as writeOutputFile does (stdout for "-", a file replaced atomically).
 Status writeJson(const nlohmann::json& report, const std::string& path);
 
 }  // namespace vtp::tools

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "output_file.h"
+
 namespace vtp::tools {
 namespace {
-
-Status ioError(const std::string& path) { return Error{ErrorCode::kIo, "cannot write " + path, {}}; }
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -128,8 +127,7 @@ std::string topDownMap(const std::vector<ChunkRow>& rows) {
 }  // namespace
 
 Status writeChunkCsv(const std::vector<ChunkRow>& rows, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) return ioError(path);
+  std::ostringstream out;
   out << "chunk_x,chunk_y,chunk_z,triangles,read_box_ns,mesh_ns,mask_ns,collider_build_ns,kd_depth,kd_nodes,leaves,"
          "collider_bytes,bullet_quantized_build_ns,bullet_quantized_bytes,bullet_plain_build_ns,bullet_plain_bytes\n";
   for (const ChunkRow& r : rows) {
@@ -138,8 +136,7 @@ Status writeChunkCsv(const std::vector<ChunkRow>& rows, const std::string& path)
         << r.kd_nodes << ',' << r.leaves << ',' << r.bytes << ',' << num(r.bullet_quantized_ns, 6) << ','
         << r.bullet_quantized_bytes << ',' << num(r.bullet_plain_ns, 6) << ',' << r.bullet_plain_bytes << '\n';
   }
-  out.close();
-  return out ? Status{} : ioError(path);
+  return writeOutputFile(out.str(), path);
 }
 
 Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>& rows, const std::string& path) {
@@ -222,11 +219,7 @@ Status writeHtmlReport(const nlohmann::json& report, const std::vector<ChunkRow>
   html << histogram(build_ns, "Collider build time per chunk", "ns");
   html << scatter(rows) << topDownMap(rows);
   html << "<h2>Full report</h2><pre>" << escape(report.dump(1)) << "</pre></body></html>\n";
-  std::ofstream out(path);
-  if (!out) return ioError(path);
-  out << html.str();
-  out.close();
-  return out ? Status{} : ioError(path);
+  return writeOutputFile(html.str(), path);
 }
 
 }  // namespace vtp::tools

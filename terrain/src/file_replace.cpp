@@ -1,0 +1,146 @@
+// Replacing a file atomically, and removing the temp files of writers that died (file_replace.h).
+#include "vtp/terrain/file_replace.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+namespace vtp::terrain {
+namespace {
+
+// The temp files of target `name` are "<prefix><pid>.<n>".
+std::string tempPrefix(const std::filesystem::path& path) {
+  std::string name = path.filename().string();
+  if (name.size() > 200) name.resize(200);  // a target name near the 255-byte limit still leaves a legal temp name
+  return name + ".tmp.";
+}
+
+bool isTempSuffix(std::string_view rest) {
+  const std::size_t dot = rest.find('.');
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  return dot != std::string_view::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
+}
+
+std::filesystem::path directoryOf(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
+// The temp file beside the target: locked while it is written, closed, and removed unless it was renamed, however
+// the write ends (an allocation that throws on the way included).
+struct TempFile {
+  std::filesystem::path path;
+  int fd = -1;
+  bool renamed = false;
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (!renamed && !path.empty()) ::unlink(path.c_str());  // before the close drops the lock
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Status writeThrough(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
+  static std::atomic<std::uint64_t> counter{0};
+  const std::filesystem::path dir = directoryOf(path);
+  auto fail = [&](const char* what) {
+    const int err = errno;  // before anything else can change it
+    return Error{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(err), {}};
+  };
+  // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
+  const std::string prefix = tempPrefix(path);
+  TempFile tmp;
+  for (int attempt = 0; attempt < 4096 && tmp.fd < 0; ++attempt) {
+    const std::filesystem::path next =
+        dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
+    tmp.fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (tmp.fd >= 0) tmp.path = next;
+    if (tmp.fd < 0 && errno != EEXIST) break;
+  }
+  if (tmp.fd < 0) return fail("cannot create temp file");
+  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone. A file system without flock
+  // refuses it there too, so nothing is removed on it.
+  (void)::flock(tmp.fd, LOCK_EX | LOCK_NB);
+  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
+  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (::fchmod(tmp.fd, old.st_mode & 07777) != 0) return fail("cannot copy the old file's permissions");
+    (void)::fchown(tmp.fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
+  }
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("write failed");
+    done += std::size_t(n);
+  }
+  if (::fsync(tmp.fd) != 0) return fail("fsync failed");
+  if (::rename(tmp.path.c_str(), path.c_str()) != 0) return fail("rename failed");
+  tmp.renamed = true;
+  // The data is on disk (fsync above); a close error cannot lose it.
+  ::close(tmp.fd);
+  tmp.fd = -1;
+  // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
+  // here says so.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory");
+  const int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed");
+  return {};
+}
+
+}  // namespace
+
+Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& link_or_path) {
+  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link).
+  std::error_code ec;
+  std::filesystem::path path = link_or_path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
+    path = std::filesystem::weakly_canonical(link_or_path, ec);
+    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
+  }
+  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too). A directory is
+  // left to the rename, which refuses it.
+  using std::filesystem::file_type;
+  if (const file_type type = std::filesystem::status(path, ec).type();
+      type == file_type::character || type == file_type::block || type == file_type::fifo ||
+      type == file_type::socket) {
+    return Error{ErrorCode::kInvalidArgument, path.string() + " is a device, FIFO or socket; cannot replace it", {}};
+  }
+  Status written = writeThrough(bytes, path);
+  if (written) (void)removeOrphanedTempFiles(path);
+  return written;
+}
+
+std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_age_seconds) {
+  const std::string prefix = tempPrefix(path);
+  const std::filesystem::path dir = directoryOf(path);
+  const std::time_t now = std::time(nullptr);
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    if (!isTempSuffix(std::string_view(name).substr(prefix.size()))) continue;
+    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat st {};
+    // Old enough that its writer had time to lock it, and not locked: nobody is writing it.
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= min_age_seconds &&
+        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(it->path().c_str()) == 0) {
+      ++removed;
+    }
+    ::close(fd);
+  }
+  return removed;
+}
+
+}  // namespace vtp::terrain

@@ -1,0 +1,88 @@
+// Replacing files atomically (file_replace.h): what a write leaves beside its target, and which temp files of dead
+// writers a later write removes.
+#include "vtp/terrain/file_replace.h"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+using namespace vtp::terrain;
+namespace fs = std::filesystem;
+using vtp::test::TempDir;
+
+namespace {
+
+std::vector<std::uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+
+std::string contents(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A file named `name` in `dir` whose modification time lies `age` seconds back.
+fs::path fileAged(const fs::path& dir, const std::string& name, int age) {
+  const fs::path p = dir / name;
+  std::ofstream(p) << "partial";
+  fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::seconds(age));
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("replaceFile writes the new contents and leaves nothing else beside them") {
+  TempDir dir;
+  const fs::path target = dir.path / "report.json";
+  REQUIRE(replaceFile(bytesOf("old"), target).ok());
+  REQUIRE(replaceFile(bytesOf("new contents"), target).ok());
+  CHECK(contents(target) == "new contents");
+  CHECK(dir.names() == std::vector<std::string>{"report.json"});
+}
+
+TEST_CASE("a write removes the temp files of dead writers of its target, and only those") {
+  TempDir dir;
+  const fs::path target = dir.path / "world.vtw";
+  fileAged(dir.path, "world.vtw.tmp.4242.0", 600);              // a dead writer's: removed
+  fileAged(dir.path, "world.vtw.tmp.4242.1", 2);                // too young: its writer may not have locked it yet
+  const fs::path held = fileAged(dir.path, "world.vtw.tmp.77.3", 600);  // a live writer's: locked
+  fileAged(dir.path, "world.vtw.tmp.77.x", 600);                // not a temp name
+  fileAged(dir.path, "other.vtw.tmp.4242.0", 600);              // another target's
+  const int fd = ::open(held.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+
+  REQUIRE(replaceFile(bytesOf("world"), target).ok());
+  CHECK(dir.names() == std::vector<std::string>{"other.vtw.tmp.4242.0", "world.vtw", "world.vtw.tmp.4242.1",
+                                                "world.vtw.tmp.77.3", "world.vtw.tmp.77.x"});
+  // The lock released, the old one goes; the young one goes when no minimum age is asked.
+  ::close(fd);
+  CHECK(removeOrphanedTempFiles(target) == 1);
+  CHECK(removeOrphanedTempFiles(target, 0) == 1);
+  CHECK(dir.names() == std::vector<std::string>{"other.vtw.tmp.4242.0", "world.vtw", "world.vtw.tmp.77.x"});
+  CHECK(contents(target) == "world");
+}
+
+TEST_CASE("replaceFile refuses a FIFO or device target before writing anything") {
+  TempDir dir;
+  const fs::path fifo = dir.path / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const vtp::Status s = replaceFile(bytesOf("x"), fifo);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == vtp::ErrorCode::kInvalidArgument);
+  CHECK(fs::is_fifo(fifo));
+  CHECK(dir.names() == std::vector<std::string>{"pipe"});
+  const vtp::Status null = replaceFile(bytesOf("x"), "/dev/null");
+  REQUIRE_FALSE(null.ok());
+  CHECK(null.error().code == vtp::ErrorCode::kInvalidArgument);
+  CHECK(fs::is_character_file("/dev/null"));
+}
