@@ -132,10 +132,12 @@ std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_a
     if (!isTempSuffix(std::string_view(name).substr(prefix.size()))) continue;
     const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) continue;
-    struct stat st {};
-    // Old enough that its writer had time to lock it, and not locked: nobody is writing it.
+    struct stat st {}, named {};
+    // Old enough that its writer had time to lock it, and not locked: nobody is writing it. The name must still be
+    // that file: another sweeper may have removed it meanwhile and a new writer taken the name.
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && now - st.st_mtime >= min_age_seconds &&
-        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlink(it->path().c_str()) == 0) {
+        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::lstat(it->path().c_str(), &named) == 0 && named.st_ino == st.st_ino &&
+        named.st_dev == st.st_dev && ::unlink(it->path().c_str()) == 0) {
       ++removed;
     }
     ::close(fd);
