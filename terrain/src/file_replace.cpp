@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <utility>
 
 namespace vtp::terrain {
 namespace {
@@ -34,72 +35,15 @@ std::filesystem::path directoryOf(const std::filesystem::path& path) {
   return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
 }
 
-// The temp file beside the target: locked while it is written, closed, and removed unless it was renamed, however
-// the write ends (an allocation that throws on the way included).
-struct TempFile {
-  std::filesystem::path path;
-  int fd = -1;
-  bool renamed = false;
-  TempFile() = default;
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    if (!renamed && !path.empty()) ::unlink(path.c_str());  // before the close drops the lock
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-Status writeThrough(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
-  static std::atomic<std::uint64_t> counter{0};
-  const std::filesystem::path dir = directoryOf(path);
-  auto fail = [&](const char* what) {
-    const int err = errno;  // before anything else can change it
-    return Error{ErrorCode::kIo, std::string(what) + " while saving " + path.string() + ": " + std::strerror(err), {}};
-  };
-  // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
-  const std::string prefix = tempPrefix(path);
-  TempFile tmp;
-  for (int attempt = 0; attempt < 4096 && tmp.fd < 0; ++attempt) {
-    const std::filesystem::path next =
-        dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
-    tmp.fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (tmp.fd >= 0) tmp.path = next;
-    if (tmp.fd < 0 && errno != EEXIST) break;
-  }
-  if (tmp.fd < 0) return fail("cannot create temp file");
-  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone. A file system without flock
-  // refuses it there too, so nothing is removed on it.
-  (void)::flock(tmp.fd, LOCK_EX | LOCK_NB);
-  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
-  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
-    if (::fchmod(tmp.fd, old.st_mode & 07777) != 0) return fail("cannot copy the old file's permissions");
-    (void)::fchown(tmp.fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
-  }
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ssize_t n = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write failed");
-    done += std::size_t(n);
-  }
-  if (::fsync(tmp.fd) != 0) return fail("fsync failed");
-  if (::rename(tmp.path.c_str(), path.c_str()) != 0) return fail("rename failed");
-  tmp.renamed = true;
-  // The data is on disk (fsync above); a close error cannot lose it.
-  ::close(tmp.fd);
-  tmp.fd = -1;
-  // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
-  // here says so.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return fail("the new file is in place but a crash may undo it: cannot open the directory");
-  const int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return fail("the new file is in place but a crash may undo it: directory fsync failed");
-  return {};
+// An error naming what failed, the target and errno's text (read first, before anything can change it).
+Error ioError(const char* what, const std::filesystem::path& target) {
+  const int err = errno;
+  return Error{ErrorCode::kIo, std::string(what) + " while saving " + target.string() + ": " + std::strerror(err), {}};
 }
 
 }  // namespace
 
-Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& link_or_path) {
+Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
   // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link).
   std::error_code ec;
   std::filesystem::path path = link_or_path;
@@ -115,9 +59,92 @@ Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::p
       type == file_type::socket) {
     return Error{ErrorCode::kInvalidArgument, path.string() + " is a device, FIFO or socket; cannot replace it", {}};
   }
-  Status written = writeThrough(bytes, path);
-  if (written) (void)removeOrphanedTempFiles(path);
-  return written;
+  static std::atomic<std::uint64_t> counter{0};
+  FileReplacement r;
+  r.m_target = path;
+  // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
+  const std::filesystem::path dir = directoryOf(path);
+  const std::string prefix = tempPrefix(path);
+  for (int attempt = 0; attempt < 4096 && r.m_fd < 0; ++attempt) {
+    std::filesystem::path next = dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
+    r.m_fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (r.m_fd >= 0) r.m_temp = std::move(next);
+    if (r.m_fd < 0 && errno != EEXIST) break;
+  }
+  if (r.m_fd < 0) return ioError("cannot create temp file", path);
+  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone. A file system without flock
+  // refuses it there too, so nothing is removed on it.
+  (void)::flock(r.m_fd, LOCK_EX | LOCK_NB);
+  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
+  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (::fchmod(r.m_fd, old.st_mode & 07777) != 0) return ioError("cannot copy the old file's permissions", path);
+    (void)::fchown(r.m_fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
+  }
+  return r;
+}
+
+FileReplacement::FileReplacement(FileReplacement&& other) noexcept
+    : m_target(std::move(other.m_target)),
+      m_temp(std::exchange(other.m_temp, {})),
+      m_fd(std::exchange(other.m_fd, -1)),
+      m_failed(other.m_failed) {}
+
+FileReplacement& FileReplacement::operator=(FileReplacement&& other) noexcept {
+  if (this != &other) {
+    FileReplacement dropped(std::move(*this));  // this one's temp file goes with it
+    m_target = std::move(other.m_target);
+    m_temp = std::exchange(other.m_temp, {});
+    m_fd = std::exchange(other.m_fd, -1);
+    m_failed = other.m_failed;
+  }
+  return *this;
+}
+
+FileReplacement::~FileReplacement() {
+  if (!m_temp.empty()) ::unlink(m_temp.c_str());  // before the close drops the lock
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+Status FileReplacement::write(std::span<const std::uint8_t> bytes) {
+  if (m_fd < 0 || m_failed) return Error{ErrorCode::kIo, "write after a failed write to " + m_target.string(), {}};
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      m_failed = true;
+      return ioError("write failed", m_target);
+    }
+    done += std::size_t(n);
+  }
+  return {};
+}
+
+Status FileReplacement::commit() {
+  if (m_fd < 0 || m_failed) return Error{ErrorCode::kIo, "commit after a failed write to " + m_target.string(), {}};
+  m_failed = true;  // whatever happens below, once
+  if (::fsync(m_fd) != 0) return ioError("fsync failed", m_target);
+  if (::rename(m_temp.c_str(), m_target.c_str()) != 0) return ioError("rename failed", m_target);
+  m_temp.clear();
+  // The data is on disk (fsync above); a close error cannot lose it.
+  ::close(m_fd);
+  m_fd = -1;
+  // The rename is durable only once the directory entry is. Past the rename the new file is in place: an error
+  // here says so.
+  const std::filesystem::path dir = directoryOf(m_target);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return ioError("the new file is in place but a crash may undo it: cannot open the directory", m_target);
+  const int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return ioError("the new file is in place but a crash may undo it: directory fsync failed", m_target);
+  (void)removeOrphanedTempFiles(m_target);
+  return {};
+}
+
+Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
+  Result<FileReplacement> file = FileReplacement::open(path);
+  if (!file) return file.error();
+  if (Status s = file->write(bytes); !s) return s;
+  return file->commit();
 }
 
 std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_age_seconds) {

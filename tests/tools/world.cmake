@@ -2,7 +2,7 @@
 # by the tool itself from the committed empty default world, tests/data/world/empty.vtw (see the README there).
 if(TARGET vtp-world)
   foreach(scenario help usage check_good check_corrupt salvage copy_identical edit edit_rejects raycast
-                   raycast_water                    readme_example)
+                   raycast_water outputs_atomic readme_example)
     add_test(NAME vtp_world_${scenario}
              COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/world_tool_test.sh ${scenario} $<TARGET_FILE:vtp-world>
                      ${PROJECT_SOURCE_DIR}/tests/data/world ${PROJECT_SOURCE_DIR}/README.md)

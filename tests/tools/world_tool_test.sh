@@ -191,6 +191,33 @@ case $scenario in
     [ "$(grep -o '"byte_offset"' bad.json | wc -l)" -eq 25 ] || fail "--json does not list the 25 bad chunks"
     ;;
 
+  outputs_atomic)
+    # An output that cannot be written whole (a file size limit standing for a full disk) leaves the old file as it
+    # was and no temp file beside it: world saves, OBJ exports, JSON reports.
+    make_world
+    run 0 export-obj world.vtw --out mesh.obj --json report.json || exit 1
+    run 0 copy world.vtw copy.vtw || exit 1
+    cp mesh.obj mesh_before.obj
+    cp report.json report_before.json
+    cp copy.vtw copy_before.vtw
+    # limited KIB ARGS...: the tool with files limited to KIB KiB.
+    limited() {
+      local kib=$1
+      shift
+      (trap '' XFSZ; ulimit -f "$kib"; timeout 60 "$tool" "$@" >out.txt 2>err.txt)
+    }
+    limited 1 export-obj world.vtw --out mesh.obj && fail "export-obj over a 1 KiB file size limit exited 0"
+    one_error_line "export-obj over the limit"
+    limited 0 check world.vtw --json report.json && fail "check --json under a zero file size limit exited 0"
+    limited 1 copy world.vtw copy.vtw && fail "copy over a 1 KiB file size limit exited 0"
+    cmp -s mesh.obj mesh_before.obj || fail "a failed export-obj changed the old OBJ"
+    cmp -s report.json report_before.json || fail "a failed --json changed the old report"
+    cmp -s copy.vtw copy_before.vtw || fail "a failed copy changed the old world"
+    ls | grep -q '\.tmp\.' && fail "a failed write left a temp file: $(ls)"
+    [ "$(size_of mesh.obj)" -gt 1024 ] || fail "the OBJ is too small for the limit to bite"
+    [ "$(size_of copy.vtw)" -gt 1024 ] || fail "the world is too small for the limit to bite"
+    ;;
+
   copy_identical)
     make_world
     run 0 copy world.vtw copy.vtw

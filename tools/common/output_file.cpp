@@ -1,43 +1,91 @@
 #include "output_file.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-
-#include "vtp/terrain/file_replace.h"
+#include <utility>
 
 namespace vtp::tools {
 namespace {
 
-// Writes to a stream already open; `name` for messages.
-Status writeStream(std::span<const std::uint8_t> bytes, std::FILE* out, bool close, const std::string& name) {
-  errno = 0;
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-  ok = std::fflush(out) == 0 && ok;
-  const int saved = errno;
-  if (close) ok = std::fclose(out) == 0 && ok;
-  if (!ok) return Error{ErrorCode::kIo, "cannot write " + name + ": " + std::strerror(saved != 0 ? saved : errno), {}};
-  return {};
+Error writeError(const std::string& name, int err) {
+  return Error{ErrorCode::kIo, "cannot write " + name + ": " + std::strerror(err != 0 ? err : EIO), {}};
+}
+
+std::span<const std::uint8_t> bytesOf(std::string_view text) {
+  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
 }
 
 }  // namespace
 
-Status writeOutputFile(std::span<const std::uint8_t> bytes, const std::string& path) {
-  if (path == "-") return writeStream(bytes, stdout, false, "stdout");
-  std::error_code ec;
-  const auto type = std::filesystem::status(path, ec).type();
-  if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block ||
-      type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket) {
-    std::FILE* out = std::fopen(path.c_str(), "wb");
-    if (out == nullptr) return Error{ErrorCode::kIo, "cannot write " + path + ": " + std::strerror(errno), {}};
-    return writeStream(bytes, out, true, path);
+Result<OutputFile> OutputFile::open(const std::string& path) {
+  OutputFile out;
+  out.m_name = path == "-" ? "stdout" : path;
+  if (path == "-") {
+    out.m_stream = stdout;
+    return out;
   }
-  return terrain::replaceFile(bytes, path);
+  std::error_code ec;
+  using std::filesystem::file_type;
+  const file_type type = std::filesystem::status(path, ec).type();
+  if (type == file_type::character || type == file_type::block || type == file_type::fifo ||
+      type == file_type::socket) {
+    out.m_stream = std::fopen(path.c_str(), "wb");
+    if (out.m_stream == nullptr) return writeError(path, errno);
+    return out;
+  }
+  Result<terrain::FileReplacement> file = terrain::FileReplacement::open(path);
+  if (!file) return file.error();
+  out.m_file.emplace(std::move(file.value()));
+  return out;
 }
 
-Status writeOutputFile(std::string_view text, const std::string& path) {
-  return writeOutputFile(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()), path);
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : m_name(std::move(other.m_name)),
+      m_stream(std::exchange(other.m_stream, nullptr)),
+      m_file(std::move(other.m_file)) {
+  other.m_file.reset();
 }
+
+OutputFile::~OutputFile() {
+  if (m_stream != nullptr && m_stream != stdout) std::fclose(m_stream);
+}
+
+Status OutputFile::write(std::span<const std::uint8_t> bytes) {
+  if (m_file) return m_file->write(bytes);
+  if (m_stream == nullptr) return writeError(m_name, EBADF);
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), m_stream) != bytes.size()) return writeError(m_name, errno);
+  return {};
+}
+
+Status OutputFile::write(std::string_view text) { return write(bytesOf(text)); }
+
+Status OutputFile::close() {
+  if (m_file) {
+    Status s = m_file->commit();
+    m_file.reset();
+    return s;
+  }
+  if (m_stream == nullptr) return writeError(m_name, EBADF);
+  errno = 0;
+  bool ok = std::fflush(m_stream) == 0;
+  int err = errno;
+  if (m_stream != stdout) {
+    ok = std::fclose(m_stream) == 0 && ok;
+    if (err == 0) err = errno;
+  }
+  m_stream = nullptr;
+  return ok ? Status{} : writeError(m_name, err);
+}
+
+Status writeOutputFile(std::span<const std::uint8_t> bytes, const std::string& path) {
+  Result<OutputFile> out = OutputFile::open(path);
+  if (!out) return out.error();
+  if (Status s = out->write(bytes); !s) return s;
+  return out->close();
+}
+
+Status writeOutputFile(std::string_view text, const std::string& path) { return writeOutputFile(bytesOf(text), path); }
 
 }  // namespace vtp::tools

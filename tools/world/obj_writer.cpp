@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <numeric>
 
+#include "output_file.h"
 #include "vtp/mesher/surface_mesher.h"
 
 namespace vtp::tools::world {
@@ -46,18 +43,14 @@ void appendIndex(std::string& out, std::uint64_t one_based) {
   out.append(buf, std::to_chars(buf, buf + sizeof buf, one_based).ptr);
 }
 
+// The output (OutputFile: a file replaced atomically) with text gathered in a buffer and written in blocks of about
+// 1 MiB; the first failure is kept for close().
 class ObjFile {
  public:
-  explicit ObjFile(const std::filesystem::path& path) : m_path(path), m_file(std::fopen(path.c_str(), "wb")) {
-    if (!m_file) m_errno = errno;
+  explicit ObjFile(const std::filesystem::path& path) : m_out(OutputFile::open(path.string())) {
+    if (!m_out) m_status = m_out.error();
   }
-  ~ObjFile() {
-    if (m_file) std::fclose(m_file);
-  }
-  ObjFile(const ObjFile&) = delete;
-  ObjFile& operator=(const ObjFile&) = delete;
 
-  // Text goes into buffer() and is written in blocks of about 1 MiB; the first failure is kept for close().
   std::string& buffer() { return m_buffer; }
   void maybeFlush() {
     if (m_buffer.size() >= (1u << 20)) flush();
@@ -65,29 +58,18 @@ class ObjFile {
 
   Status close() {
     flush();
-    if (m_file) {
-      if (std::fclose(m_file) != 0 && m_errno == 0) m_errno = errno;
-      m_file = nullptr;
-    }
-    if (m_errno == 0) return {};
-    // Remove the partial file, but never a device or FIFO the user named (OUT may be /dev/full).
-    std::error_code ec;
-    if (m_opened && std::filesystem::is_regular_file(m_path, ec)) std::filesystem::remove(m_path, ec);
-    return Error{ErrorCode::kIo, "cannot write " + m_path.string() + ": " + std::strerror(m_errno), {}};
+    if (m_status) m_status = m_out->close();
+    return m_status;
   }
 
  private:
   void flush() {
-    if (m_file && m_errno == 0 && std::fwrite(m_buffer.data(), 1, m_buffer.size(), m_file) != m_buffer.size()) {
-      m_errno = errno ? errno : EIO;
-    }
+    if (m_status) m_status = m_out->write(m_buffer);
     m_buffer.clear();
   }
 
-  std::filesystem::path m_path;
-  std::FILE* m_file;
-  bool m_opened = m_file != nullptr;
-  int m_errno = 0;
+  Result<OutputFile> m_out;
+  Status m_status;
   std::string m_buffer;
 };
 

@@ -1,16 +1,16 @@
 #pragma once
 /// \file
 /// Replacing a file so that a crash leaves the old contents or the new, never a mix: world saves and the tools'
-/// reports use it.
+/// outputs use it.
 ///
-/// replaceFile writes a temp file `<name>.tmp.<pid>.<n>` beside the target (O_EXCL; the name cut to 200 bytes),
-/// fsyncs it, renames it over the target and fsyncs the directory. While it writes it holds an exclusive flock(2) on
-/// the temp file. A process that dies mid-write leaves its temp file behind; every later replaceFile of the same
-/// target removes the temp files of that target that nobody holds locked and that are older than
+/// The new contents go to a temp file `<name>.tmp.<pid>.<n>` beside the target (O_EXCL; the name cut to 200 bytes),
+/// which is fsynced, renamed over the target, and the directory fsynced. While it is written its writer holds an
+/// exclusive flock(2) on it. A process that dies mid-write leaves its temp file behind; every later replacement of the
+/// same target removes the temp files of that target that nobody holds locked and that are older than
 /// kOrphanMinAgeSeconds (the age covers the moment between a writer's create and its lock).
 ///
 /// Thread-safety: any number of threads and processes may replace the same or different files at once; the last
-/// rename wins. Never prints or throws except std::bad_alloc.
+/// rename wins. One FileReplacement is used by one thread at a time. Never prints or throws except std::bad_alloc.
 
 #include <cstdint>
 #include <filesystem>
@@ -23,16 +23,40 @@ namespace vtp::terrain {
 /// A temp file left by a writer that died is removed by later writes once it is this old. [Unit: second]
 inline constexpr int kOrphanMinAgeSeconds = 60;
 
-/// Writes `bytes` to `path` atomically (see the file comment). A path that is a symbolic link writes the file it
-/// names (the link stays a link); a file replaced keeps its permission bits, and its owner where the process may
-/// set it. Errors: (kInvalidArgument) the target is a device, FIFO or socket (replacing would swap out the node
-/// itself), before anything is written; (kIo, with errno's text) the temp file cannot be created, written or
-/// synced, or the rename fails (a directory): the old file is then untouched and no temp file is left. When opening
-/// or syncing the directory after the rename fails, the message says the new file is in place.
+/// A replacement of one file written in pieces: open(), write() any number of times, commit(). Destroyed without a
+/// successful commit, it removes its temp file and the target is untouched.
+class FileReplacement {
+ public:
+  /// Starts replacing `path`. A path that is a symbolic link replaces the file it names (the link stays a link); a
+  /// file replaced keeps its permission bits, and its owner where the process may set it. Errors:
+  /// (kInvalidArgument) the target is a device, FIFO or socket (replacing would swap out the node itself), before
+  /// anything is created; (kIo, with errno's text) the link cannot be resolved, the temp file cannot be created.
+  static Result<FileReplacement> open(const std::filesystem::path& path);
+  FileReplacement(FileReplacement&& other) noexcept;
+  FileReplacement& operator=(FileReplacement&& other) noexcept;
+  FileReplacement(const FileReplacement&) = delete;
+  FileReplacement& operator=(const FileReplacement&) = delete;
+  ~FileReplacement();
+
+  /// Appends `bytes`. kIo when the write fails (a full disk); the replacement can then only be dropped.
+  Status write(std::span<const std::uint8_t> bytes);
+  /// fsync, rename over the target, fsync the directory; then removes orphaned temp files of the target. kIo on
+  /// failure: before the rename the old file is untouched and the temp file removed; after it, the message says the
+  /// new file is in place (opening or syncing the directory failed). A rename over a directory fails.
+  Status commit();
+
+ private:
+  FileReplacement() = default;
+  std::filesystem::path m_target, m_temp;
+  int m_fd = -1;
+  bool m_failed = false;
+};
+
+/// Writes `bytes` to `path` atomically: FileReplacement's open, write and commit, with their errors.
 Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& path);
 
 /// Removes the orphaned temp files of target `path` (as above: unlocked and at least `min_age_seconds` old) and
-/// returns how many it removed. replaceFile calls it after each write; a server may also call it at start-up.
+/// returns how many it removed. Every commit calls it; a server may also call it at start-up.
 std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_age_seconds = kOrphanMinAgeSeconds);
 
 }  // namespace vtp::terrain
