@@ -20,8 +20,11 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
     if (Status s = prepareRay(ray, {0, 0, 0}, physics.voxelSize(), check); !s) return s.error();
   }
   const double inv = 1.0 / physics.voxelSize();
-  const water::VoxelSegment segment{{ray.origin[0] * inv, ray.origin[1] * inv, ray.origin[2] * inv},
-                                    {ray.direction[0] * inv, ray.direction[1] * inv, ray.direction[2] * inv}};
+  water::VoxelSegment segment{{ray.origin[0] * inv, ray.origin[1] * inv, ray.origin[2] * inv},
+                              {ray.direction[0] * inv, ray.direction[1] * inv, ray.direction[2] * inv}};
+  // A wet span shorter than kTouchVoxels along the ray is a touch (an edge or corner seen through rounding), not an
+  // entry: in t, that length over the direction's largest component (in voxels per t; prepareRay refused zero).
+  segment.min_wet = kTouchVoxels / std::max({std::abs(segment.d[0]), std::abs(segment.d[1]), std::abs(segment.d[2])});
   constexpr double kSize = terrain::kChunkSize;
   std::array<std::int64_t, 3> cell{}, step{};
   std::array<double, 3> t_next{}, t_delta{};

@@ -50,6 +50,10 @@ inline double fillOf(terrain::Voxel v) { return terrain::isWater(v) ? kFillOfOcc
 /// A segment p(t) = a + t d, with 1 / d per axis (HUGE_VAL where d is 0) so walks divide nothing. [Unit: voxel]
 struct VoxelSegment {
   std::array<double, 3> a{}, d{}, inv{};
+  /// walkWet reports only wet intervals longer than this, or starting at t = 0. [Unit: t] 0 (every positive interval)
+  /// serves volumes; a water ray asks for more (kTouchVoxels), as a segment through a voxel's edge or corner steps
+  /// through the voxel beside it for the ulp or so that rounding puts between two axes' crossings.
+  double min_wet = 0;
   VoxelSegment() = default;
   VoxelSegment(const std::array<double, 3>& start, const std::array<double, 3>& direction) : a(start), d(direction) {
     for (std::size_t axis = 0; axis < 3; ++axis) inv[axis] = d[axis] == 0 ? HUGE_VAL : 1.0 / d[axis];
@@ -83,7 +87,8 @@ enum class WetStart : std::uint8_t {
 };
 
 /// Walks the voxels of block `b` that the segment crosses for t in [t0, t1] (inside the block, as clipToBlock gives),
-/// in order of t, and calls wet(w0, w1, x, y, z, start, axis) for each interval w0 < w1 spent in water, with the
+/// in order of t, and calls wet(w0, w1, x, y, z, start, axis) for each interval w0 < w1 spent in water that is
+/// longer than s.min_wet or starts at t = 0, with the
 /// voxel's block-relative coordinates; `axis` is the axis of the face crossed when start is kFace. wet returns false
 /// to stop the walk.
 template <class Wet>
@@ -127,7 +132,8 @@ void walkWet(const VoxelSegment& s, const VoxelBlock& b, double t0, double t1, W
           }
         }
       }
-      if (w0 < w1 && !wet(w0, w1, cell[0], cell[1], cell[2], how, entered)) return;
+      const bool counts = w1 - w0 > s.min_wet || (w0 <= 0 && w0 < w1);  // the segment's start in water always does
+      if (counts && !wet(w0, w1, cell[0], cell[1], cell[2], how, entered)) return;
     }
     if (t_next[axis] >= t1) return;
     t = std::max(t, t_next[axis]);  // a start on a voxel face gives -0 or a hair below t0 here

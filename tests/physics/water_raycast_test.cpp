@@ -179,3 +179,42 @@ TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
     CHECK(raycastWater(*physics, {{65530, 0, 0}, {1, 0, 0}, 10}, hit).error().code == vtp::ErrorCode::kOutOfRange);
   }
 }
+
+TEST_CASE("water ray: a ray through a water voxel's edge or corner only touches it; one a hair inside enters") {
+  // Single full water voxels: at the origin, at a chunk corner (its corner (8, 8, 8) is one), and at negative
+  // coordinates. Rays along lines that meet the voxel's closed cell in one point, a corner or a point of an edge,
+  // from origins at multiples of 1/16 (so the line passes through that point exactly), with directions of several
+  // lengths.
+  auto world = vtp::test::makeWorld();
+  const std::array<VoxelCoord, 3> voxels{{{0, 0, 0}, {7, 7, 7}, {-9, -1, 15}}};
+  for (const VoxelCoord& w : voxels) REQUIRE(world->setVoxel(w, Voxel{kWaterMaterial, 255}).ok());
+  auto physics = vtp::test::makePhysics(*world);
+  int touches = 0, entries = 0, rays = 0;
+  for (const VoxelCoord& w : voxels) {
+    for (const double scale : {1.0, 2.5, 0.3}) {
+      for (int k = 1; k <= 48; ++k) {
+        const double u = k / 16.0;
+        // (corner or edge point, direction): the corner (1, 1, 1) along (1, -1, 1); a point of the edge x = 1,
+        // y = 1 along (1, -1, 0); both relative to the voxel.
+        const double f = (k % 15 + 1) / 16.0;
+        const std::array<std::pair<std::array<double, 3>, std::array<double, 3>>, 2> lines{{
+            {{w.x + 1.0, w.y + 1.0, w.z + 1.0}, {scale, -scale, scale}},
+            {{w.x + 1.0, w.y + 1.0, w.z + f}, {scale, -scale, 0}},
+        }};
+        for (const auto& [p, d] : lines) {
+          Ray ray{{p[0] - u * d[0], p[1] - u * d[1], p[2] - u * d[2]}, d, 2 * u};
+          WaterHit hit;
+          touches += raycastWater(*physics, ray, hit).value() ? 1 : 0;
+          // The same line moved a millionth of a voxel into the voxel on x and z: it crosses a corner of the
+          // voxel's inside (a wet span of about 1e-6 voxel), and enters.
+          ray.origin[0] -= 1e-6, ray.origin[2] -= d[2] != 0 ? 1e-6 : 0;
+          entries += raycastWater(*physics, ray, hit).value() ? 1 : 0;
+          ++rays;
+        }
+      }
+    }
+  }
+  CHECK(rays == 864);
+  CHECK(touches == 0);
+  CHECK(entries == rays);
+}

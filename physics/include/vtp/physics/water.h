@@ -57,7 +57,8 @@ struct Submersion {
 /// (one readBox of the voxels the body reaches, 200-400 chords walked); about 0.2 microseconds wholly dry or wholly
 /// in full water (the voxels read show it; no chord is laid). A convex hull's faces (Bullet's btConvexHullComputer)
 /// and its chords in its own frame are computed on a thread's first call for those points (and voxel size), then
-/// kept: each thread keeps its last 16 hulls, recognised by their points' values, with at most 2 MiB of chords.
+/// kept: each thread keeps its last 256 hulls, recognised by their points' values, with at most 2 MiB of chords
+/// beyond the hull in use; each kept hull also holds its points and face planes (about 1 KiB for a dozen points).
 /// Errors: an invalid shape or pose (kInvalidArgument, see validate()); a body whose bounds reach 2^16 voxels from the
 /// origin (kOutOfRange). Nothing is changed either way.
 Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& shape, const Pose& pose);
@@ -75,11 +76,17 @@ struct WaterHit {
   bool starts_in_water = false;    ///< The ray's origin lies in water (t = 0).
 };
 
+/// The longest wet span raycastWater takes for a touch rather than an entry. [Unit: voxel, along the segment's
+/// largest axis]
+inline constexpr double kTouchVoxels = 1e-9;
+
 /// The first point of the segment origin + t * direction, t in [0, ray.max_t], that lies in water (the model above),
 /// into `hit`; false when the segment stays dry. Chunks are visited in order along the segment; those whose masks
-/// hold no water are skipped without reading voxels. Touching water for a single point (a zero-length wet span) is not
-/// an entry. Errors: as prepareRay (kInvalidArgument for a non-finite, zero or vanishingly small direction or a bad
-/// max_t, kOutOfRange beyond 2^16 voxels); `hit` is unchanged on error or miss.
+/// hold no water are skipped without reading voxels. Touching water is not an entry: a wet span shorter than
+/// kTouchVoxels along the segment (a ray through a water voxel's edge or corner, which rounding gives a span of an
+/// ulp or so) does not count, unless the segment starts in it. Errors: as prepareRay (kInvalidArgument for a
+/// non-finite, zero or vanishingly small direction or a bad max_t, kOutOfRange beyond 2^16 voxels); `hit` is
+/// unchanged on error or miss.
 Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHit& hit);
 
 }  // namespace vtp::physics
