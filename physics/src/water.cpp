@@ -28,8 +28,19 @@ namespace {
 
 using V3 = std::array<double, 3>;
 
-// Bodies reaching at most this many voxels are read in one box; larger ones chunk by chunk. (64 KiB of voxels.)
+// Bodies reaching at most this many voxels are read in one box (64 KiB of voxels); larger ones tile by tile.
 constexpr std::int64_t kMaxBlockVoxels = 32 * 32 * 32;
+// A large body's tiles: the part of its reach in each box of 8 x 4 x 8 chunks of the chunk grid (256 KiB of voxels)
+// that holds a chunk with water. Every chord is clipped against every tile, so a ship of 128 x 16 x 128 voxels pays
+// for 16-32 tiles where it paid for ~770 chunks (17.7 ms a call before, chunk by chunk).
+constexpr std::array<int, 3> kTileShift{6, 5, 6};  // log2 of a tile's voxels per axis
+
+// Tile `tile`'s voxels (tile coordinates below 2^16 voxels in magnitude once scaled: no overflow).
+terrain::VoxelBox tileBox(const std::array<std::int32_t, 3>& tile) {
+  const terrain::VoxelCoord min{tile[0] * (1 << kTileShift[0]), tile[1] * (1 << kTileShift[1]),
+                                tile[2] * (1 << kTileShift[2])};
+  return {min, {min.x + (1 << kTileShift[0]), min.y + (1 << kTileShift[1]), min.z + (1 << kTileShift[2])}};
+}
 
 }  // namespace
 
@@ -123,11 +134,21 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
     integrate({reach.min, {reach.max.x - reach.min.x, reach.max.y - reach.min.y, reach.max.z - reach.min.z},
                voxels.data()});
   } else {
-    // A large body: chunk by chunk, only those whose masks hold water.
+    // A large body: tile by tile, only tiles with a chunk whose masks hold water.
+    thread_local std::vector<std::array<std::int32_t, 3>> tiles;
+    tiles.clear();
     for (const ChunkTouch& touch : touches) {
-      if (Status s = read(terrain::chunkBox(touch.chunk)); !s) return s.error();
-      if (std::any_of(voxels.begin(), voxels.end(), terrain::isWater))
-        integrate(water::chunkBlock(touch.chunk, voxels.data()));
+      const terrain::VoxelCoord o = terrain::chunkOrigin(touch.chunk);
+      tiles.push_back({o.x >> kTileShift[0], o.y >> kTileShift[1], o.z >> kTileShift[2]});  // shifts floor
+    }
+    std::sort(tiles.begin(), tiles.end());
+    tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+    for (const auto& tile : tiles) {
+      const terrain::VoxelBox box = terrain::intersect(tileBox(tile), reach);
+      if (Status s = read(box); !s) return s.error();
+      if (std::any_of(voxels.begin(), voxels.end(), terrain::isWater)) {
+        integrate({box.min, {box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z}, voxels.data()});
+      }
     }
   }
   if (wet > 0) {

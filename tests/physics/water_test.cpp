@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -238,6 +239,35 @@ TEST_CASE("submerged volume: tilted capsules and cylinders, and bodies too large
       check(*w.physics, ConvexShape::box(h), pose,
             4 * h[0] * h[2] * std::clamp(w.surface - (pose.position[1] - h[1]), 0.0, 2 * h[1]));
     }
+  }
+}
+
+TEST_CASE("submerged volume: a ship-sized body over water of uneven levels, across the tiles it is read in") {
+  // Water from y = -40 up to a level of its own in each column of chunks (x, z in [-64, 64)), between -20 and 20; a
+  // box reaching 91 x 61 x 91 voxels across x, y and z = 0 (tile faces: its voxels are read in tiles of 64 x 32 x 64).
+  auto world = vtp::test::makeWorld();
+  std::mt19937_64 rng(41);
+  std::map<std::pair<int, int>, int> level;
+  for (int cz = -8; cz < 8; ++cz)
+    for (int cx = -8; cx < 8; ++cx) {
+      const int top = int(rng() % 41) - 20;
+      level[{cx, cz}] = top;
+      REQUIRE(world->fillBox(VoxelBox{{8 * cx, -40, 8 * cz}, {8 * cx + 8, top, 8 * cz + 8}}, kWaterMaterial).ok());
+    }
+  auto physics = vtp::test::makePhysics(*world);
+  const P3 h{45.5, 30.5, 45.5};
+  for (const P3 centre : {P3{3.3, 0.4, -2.7}, P3{-1.1, -6.2, 5.9}}) {
+    // The exact volume below each column's level, over the box's footprint.
+    double want = 0;
+    const double bottom = centre[1] - h[1];
+    for (const auto& [column, top] : level) {
+      const double x0 = std::max(8.0 * column.first, centre[0] - h[0]);
+      const double x1 = std::min(8.0 * column.first + 8, centre[0] + h[0]);
+      const double z0 = std::max(8.0 * column.second, centre[2] - h[2]);
+      const double z1 = std::min(8.0 * column.second + 8, centre[2] + h[2]);
+      if (x0 < x1 && z0 < z1) want += (x1 - x0) * (z1 - z0) * std::clamp(top - bottom, 0.0, 2 * h[1]);
+    }
+    check(*physics, ConvexShape::box(h), Pose{centre}, want, 0.005);
   }
 }
 
