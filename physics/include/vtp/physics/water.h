@@ -59,8 +59,9 @@ struct Submersion {
 /// chords and reads its reach in tiles of 64 x 32 x 64 voxels: about 1 ms for a box of 128 x 16 x 128 voxels or a
 /// sphere of radius 40 floating in a lake, 0.17 ms for a sphere of radius 16. A convex hull's faces (Bullet's
 /// btConvexHullComputer) and its chords in its own frame are computed on a thread's first call for those points (and
-/// voxel size), then kept: each thread keeps its last 256 hulls, recognised by their points' values, with at most 2 MiB of chords
-/// beyond the hull in use; each kept hull also holds its points and face planes (about 1 KiB for a dozen points).
+/// voxel size), then kept: each thread keeps its last 256 hulls, recognised by their points' values, with at most
+/// 2 MiB of chords beyond the hull in use; each kept hull also holds its points and face planes (about 1 KiB for a
+/// dozen points).
 /// Errors: an invalid shape or pose (kInvalidArgument, see validate()); a body whose bounds reach 2^16 voxels from the
 /// origin (kOutOfRange). Nothing is changed either way.
 Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& shape, const Pose& pose);
