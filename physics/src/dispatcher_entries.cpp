@@ -53,7 +53,8 @@ void DispatcherEntries::install(btCollisionAlgorithmCreateFunc* const (&contacts
 
 void DispatcherEntries::restore(const btCollisionAlgorithmCreateFunc* const (&contacts)[2],
                                 const btCollisionAlgorithmCreateFunc* closest) {
-  auto put = [&](Query q, int a, int b, const btCollisionAlgorithmCreateFunc* ours, btCollisionAlgorithmCreateFunc* old) {
+  auto put = [&](Query q, int a, int b, const btCollisionAlgorithmCreateFunc* ours,
+                 btCollisionAlgorithmCreateFunc* old) {
     if (DispatcherTables::entry(m_dispatcher, q, a, b) != ours) return;
     if (q == kContacts) m_dispatcher.registerCollisionCreateFunc(a, b, old);
     else m_dispatcher.registerClosestPointsCreateFunc(a, b, old);

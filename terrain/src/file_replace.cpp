@@ -66,7 +66,8 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   const std::filesystem::path dir = directoryOf(path);
   const std::string prefix = tempPrefix(path);
   for (int attempt = 0; attempt < 4096 && r.m_fd < 0; ++attempt) {
-    std::filesystem::path next = dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
+    std::filesystem::path next =
+        dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
     r.m_fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (r.m_fd >= 0) r.m_temp = std::move(next);
     if (r.m_fd < 0 && errno != EEXIST) break;
