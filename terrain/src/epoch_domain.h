@@ -6,6 +6,7 @@
 // freed once every slot is idle or pinned at a later epoch: such readers loaded their pointers after the new ones
 // were published (all the atomics involved are sequentially consistent), so none can still hold the old one.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -29,8 +30,16 @@ class EpochDomain {
   /// Any thread; the slot returned by pin().
   void unpin(std::size_t slot) const;
 
-  /// Editor only: makes room for `n` more retire() calls, so that retiring cannot fail. Call before unpublishing.
-  void reserve(std::size_t n) { m_unstamped.reserve(m_unstamped.size() + n); }
+  /// Editor only: makes room for `n` more retire() calls and for the advance after them, so that neither can fail
+  /// (allocate). Call before unpublishing.
+  void reserve(std::size_t n) {
+    // Geometric growth: exact reserves would reallocate on every edit while a long read keeps the lists growing.
+    auto grow = [](std::vector<Retired>& v, std::size_t need) {
+      if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+    };
+    grow(m_unstamped, m_unstamped.size() + n);
+    grow(m_retired, m_retired.size() + m_unstamped.size() + n);  // advanceAndReclaim moves them there
+  }
   /// Editor only: takes ownership of an object that no newly started read can reach any more; `destroy` frees it.
   /// Never throws when reserve() made room (an allocation failure here would free an object a reader may hold).
   template <class T>
@@ -38,6 +47,7 @@ class EpochDomain {
     m_unstamped.push_back({0, garbage, [](const void* p) { delete static_cast<const T*>(p); }});
   }
   /// Editor only: ends the current epoch (call once after a group of retire()s) and frees what no reader can see.
+  /// Allocates nothing when reserve() made room for the retire()s since the last advance.
   void advanceAndReclaim();
   /// Objects waiting to be freed.
   std::size_t pendingCount() const { return m_retired.size(); }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -400,50 +401,53 @@ Result<EditResult> World::apply(const EditCommand& edit) { return apply(std::spa
 
 Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   std::unique_lock lock(m_edit->mutex);
-  BatchTotals totals(m_config.limits, batch.size());
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    Result<VoxelBox> box = validateEdit(batch[i], m_config);
-    if (!box) {
-      if (batch.size() == 1) return box.error();
-      Error e = box.error();
-      e.message = "edit " + std::to_string(i) + ": " + e.message;
-      return e;
-    }
-    if (Status s = totals.add(*box); !s) return s.error();
-  }
-
-  // The editor is the only thread that retires chunks, so the versions it reads here stay alive without a pin.
-  EditStaging staging([this](ChunkCoord c) { return m_table->findChunk(c); });
-  for (std::size_t i = 0; i < batch.size(); ++i) staging.apply(batch[i], totals.boxes()[i]);
-
-  // Commit in three steps so that nothing can fail once the first chunk is published: create every slot (growing
-  // the table changes no content), build every new version, reserve the retire list; then publish.
-  std::vector<std::pair<ChunkCoord, const EditStaging::Staged*>> changed;
-  std::vector<VoxelBox> diffs;
-  for (const auto& [c, staged] : staging.sorted()) {
-    const VoxelBox diff = EditStaging::diffBox(c, *staged);
-    if (diff.empty()) continue;
-    changed.emplace_back(c, staged);
-    diffs.push_back(diff);
-    m_table->slotFor(c);
-  }
+  // Validate and stage the batch, then commit it in three steps so that nothing can fail once the first chunk is
+  // published: create every slot (growing the table changes no content), build every new version, reserve the
+  // retire list; then publish. Running out of memory before the publish changes nothing.
   EditResult result;
   std::vector<ChangeEvent> events;
   std::vector<std::unique_ptr<const Chunk>> versions;
   std::vector<ChunkTable::Slot*> slots;
-  for (std::size_t i = 0; i < changed.size(); ++i) {
-    const auto& [c, staged] = changed[i];
-    ChunkTable::Slot& slot = m_table->slotFor(c);  // exists now: no growth, the reference stays valid
-    const std::uint64_t version = slot.version.load(std::memory_order_relaxed) + 1;
-    std::unique_ptr<const Chunk> next = Chunk::make(version, staged->voxels);
-    if (next->isUniform() && next->uniformValue() == kAir) next.reset();  // missing chunks are air
-    versions.push_back(std::move(next));
-    slots.push_back(&slot);
-    events.push_back({c, version, diffs[i]});
-    result.chunks.push_back(c);
-    result.changed = unite(result.changed, diffs[i]);
+  try {
+    BatchTotals totals(m_config.limits, batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      Result<VoxelBox> box = validateEdit(batch[i], m_config);
+      if (!box) {
+        if (batch.size() == 1) return box.error();
+        Error e = box.error();
+        e.message = "edit " + std::to_string(i) + ": " + e.message;
+        return e;
+      }
+      if (Status s = totals.add(*box); !s) return s.error();
+    }
+    // The editor is the only thread that retires chunks, so the versions it reads here stay alive without a pin.
+    EditStaging staging([this](ChunkCoord c) { return m_table->findChunk(c); });
+    for (std::size_t i = 0; i < batch.size(); ++i) staging.apply(batch[i], totals.boxes()[i]);
+    std::vector<std::pair<ChunkCoord, const EditStaging::Staged*>> changed;
+    std::vector<VoxelBox> diffs;
+    for (const auto& [c, staged] : staging.sorted()) {
+      const VoxelBox diff = EditStaging::diffBox(c, *staged);
+      if (diff.empty()) continue;
+      changed.emplace_back(c, staged);
+      diffs.push_back(diff);
+      m_table->slotFor(c);
+    }
+    for (std::size_t i = 0; i < changed.size(); ++i) {
+      const auto& [c, staged] = changed[i];
+      ChunkTable::Slot& slot = m_table->slotFor(c);  // exists now: no growth, the reference stays valid
+      const std::uint64_t version = slot.version.load(std::memory_order_relaxed) + 1;
+      std::unique_ptr<const Chunk> next = Chunk::make(version, staged->voxels);
+      if (next->isUniform() && next->uniformValue() == kAir) next.reset();  // missing chunks are air
+      versions.push_back(std::move(next));
+      slots.push_back(&slot);
+      events.push_back({c, version, diffs[i]});
+      result.chunks.push_back(c);
+      result.changed = unite(result.changed, diffs[i]);
+    }
+    m_epochs->reserve(slots.size());
+  } catch (const std::bad_alloc&) {
+    return Error{ErrorCode::kOutOfMemory, "out of memory staging the edit; nothing changed", {}};
   }
-  m_epochs->reserve(slots.size());
   m_edit->publishing.fetch_add(1, std::memory_order_seq_cst);  // odd: chunks of this edit are being published
   for (std::size_t i = 0; i < slots.size(); ++i) m_table->publish(*slots[i], std::move(versions[i]));
   m_edit->publishing.fetch_add(1, std::memory_order_seq_cst);

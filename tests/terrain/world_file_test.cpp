@@ -30,49 +30,12 @@
 
 #include "support/random_world.h"
 #include "support/temp_dir.h"
+#include "terrain/alloc_probe.h"
 #include "vtp/terrain/world.h"
 #include "vtp/terrain/world_file.h"
 #include "world_format.h"
 
-// --- Allocation probe -----------------------------------------------------------------------------------------------
-// The largest single operator-new request while a probe is armed, so the bomb tests can show that the loader never
-// sizes a buffer by what a payload claims or inflates to. Replacing these is allowed ([replacement.functions]); every
-// form that could pair with the replaced deletes is replaced, so the sanitizers see matching malloc/free. noinline
-// keeps GCC from pairing an inlined free() with a visible new-expression (a -Wmismatched-new-delete false positive).
-namespace {
-std::atomic<bool> g_probe_armed{false};
-std::atomic<std::size_t> g_probe_largest{0};
-// Requests over this fail (operator new throws std::bad_alloc), as they would under a process memory limit.
-std::atomic<std::size_t> g_fail_above{std::size_t(-1)};
-
-void* probedAlloc(std::size_t n) {
-  if (n > g_fail_above.load(std::memory_order_relaxed)) return nullptr;
-  if (g_probe_armed.load(std::memory_order_relaxed)) {
-    std::size_t prev = g_probe_largest.load(std::memory_order_relaxed);
-    while (n > prev && !g_probe_largest.compare_exchange_weak(prev, n, std::memory_order_relaxed)) {
-    }
-  }
-  return std::malloc(n == 0 ? 1 : n);
-}
-}  // namespace
-
-[[gnu::noinline]] void* operator new(std::size_t n) {
-  if (void* p = probedAlloc(n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void* operator new[](std::size_t n) {
-  if (void* p = probedAlloc(n)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return probedAlloc(n); }
-[[gnu::noinline]] void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return probedAlloc(n); }
-[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-
+using namespace vtp::test::alloc_probe;
 using namespace vtp::terrain;
 using vtp::Error;
 using vtp::ErrorCode;

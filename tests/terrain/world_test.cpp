@@ -1,11 +1,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "support/random_world.h"
+#include "terrain/alloc_probe.h"
 #include "vtp/terrain/world.h"
+#include "vtp/terrain/world_file.h"
 
 using namespace vtp::terrain;
 using vtp::ErrorCode;
@@ -463,4 +467,39 @@ TEST_CASE("World creation") {
     CHECK(world->fillSphere({0, 0, 0}, 4, 2).ok());
     CHECK(world->fillSphere({0, 0, 0}, 4.01, 2).error().code == ErrorCode::kLimitExceeded);
   }
+}
+
+TEST_CASE("World edits that run out of memory say so and change nothing") {
+  // Every allocation of a batch made to fail in turn (the k-th after the call starts), as a process memory limit
+  // would: each failing call returns kOutOfMemory and leaves the world as it was; the first k past the batch's
+  // allocations applies it whole.
+  using namespace vtp::test::alloc_probe;
+  auto world = vtp::test::makeWorld();
+  std::mt19937_64 rng(17);
+  vtp::test::randomEdits(*world, {{-20, -20, -20}, {20, 20, 20}}, 30, rng);
+  const std::vector<std::uint8_t> before = encodeWorld(*world);
+  std::vector<Voxel> region(std::size_t(6 * 5 * 9), Voxel{3, 200});
+  const std::vector<EditCommand> batch{
+      ShapeEdit{BoxShape{{-13.5, -4, -9}, {11, 3.25, 17}}, EditOp::kFill, 2},
+      ShapeEdit{SphereShape{{2.5, -1, 0.5}, 6.5}, EditOp::kClear, 0},
+      ShapeEdit{SphereShape{{-7, 5, 8}, 4}, EditOp::kFill, kWaterMaterial},
+      ReplaceEdit{{{-16, -16, -16}, {16, 0, 16}}, 2, 4},
+      WriteRegionEdit{{{-3, -3, -3}, {3, 2, 6}}, region},
+  };
+  int failed = 0;
+  for (std::int64_t k = 1;; ++k) {
+    g_fail_countdown = k;
+    vtp::Result<EditResult> r = world->apply(batch);
+    g_fail_countdown = 0;
+    if (r.ok()) break;
+    ++failed;
+    REQUIRE(r.error().code == ErrorCode::kOutOfMemory);
+    REQUIRE(encodeWorld(*world) == before);
+    REQUIRE(k < 100000);
+  }
+  MESSAGE("allocations of the batch, each failed once: " << failed);
+  CHECK(failed >= 20);
+  auto applied = decodeWorld(before).value().world;
+  REQUIRE(applied->apply(batch).ok());
+  CHECK(encodeWorld(*world) == encodeWorld(*applied));
 }

@@ -175,7 +175,8 @@ class World {
 
   // --- Edits: any thread, serialised ------------------------------------------------------------------------------
   // Each validates everything first: on error nothing changed. On success the new voxels are visible to every read
-  // that starts after the call returns, and listeners have run.
+  // that starts after the call returns, and listeners have run. An allocation that fails while an edit is staged
+  // (the process's memory limit) is kOutOfMemory, never an exception, and also changes nothing.
 
   /// One edit.
   Result<EditResult> apply(const EditCommand& edit);
