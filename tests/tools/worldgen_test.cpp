@@ -231,6 +231,20 @@ TEST_CASE("presets") {
     CHECK(validateParams({Preset::kFlat, 1, {1, 1, 1}}).ok());
   }
 
+  SUBCASE("validation keeps the world inside storage and loadable within a default load's memory limit") {
+    // Centred on 0: X and Z up to 2^25 - 1 fit the storage range |v| < 2^24 (the empty preset stores no chunk).
+    CHECK(validateParams({Preset::kEmpty, 1, {(1 << 25) - 1, 1, 1}}).ok());
+    CHECK_FALSE(validateParams({Preset::kEmpty, 1, {1 << 25, 1, 1}}).ok());
+    CHECK_FALSE(validateParams({Preset::kFlat, 1, {1 << 30, 1, 1}}).ok());
+    CHECK_FALSE(validateParams({Preset::kFlat, 1, {1, 1, 1 << 25}}).ok());
+    // A thin slab of 2^30 voxels spans 2^24 chunks (22 GiB at 1,408 bytes a dense chunk); 2^21 chunks (2.8 GiB)
+    // load within the default 4 GiB.
+    const vtp::Status slab = validateParams({Preset::kFlat, 1, {32768, 2, 16384}});
+    REQUIRE_FALSE(slab.ok());
+    CHECK(slab.error().message.find("16777216 chunks") != std::string::npos);
+    CHECK(validateParams({Preset::kFlat, 1, {16384, 64, 1024}}).ok());
+  }
+
   SUBCASE("generate refuses invalid params before writing anything") {
     auto world = vtp::test::makeWorld(worldgenConfig());
     CHECK_FALSE(generate({Preset::kFlat, 1, {0, 0, 0}}, *world).ok());

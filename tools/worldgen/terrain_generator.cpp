@@ -8,6 +8,7 @@
 #include "materials.h"
 #include "terrain_layout.h"
 #include "terrain_sampler.h"
+#include "vtp/terrain/world_file.h"
 
 namespace vtp::worldgen {
 
@@ -42,6 +43,19 @@ Status validateParams(const WorldgenParams& params) {
   if (s.y > kMaxWorldHeight) return invalid("size Y must be at most " + std::to_string(kMaxWorldHeight) + " voxels");
   if (std::int64_t(s.x) * s.y * s.z > kMaxWorldVoxels) {
     return invalid("size must hold at most 2^30 voxels (X*Y*Z)");
+  }
+  // The world is centred on 0 (worldBox); storage ends 2^24 voxels from it.
+  const VoxelBox box = worldBox(s);
+  if (!terrain::insideStorage(box)) {
+    return invalid("size X and Z must be at most 2^25 - 1 voxels (storage ends at 2^24)");
+  }
+  // Every chunk of a generated world may be dense: it must load within a default load's memory limit.
+  const terrain::LoadOptions load;
+  const std::uint64_t chunks = std::uint64_t(terrain::chunkCount(box));
+  if (params.preset != Preset::kEmpty && chunks * terrain::kDenseChunkLoadBytes > load.max_memory_bytes) {
+    return invalid("size spans " + std::to_string(chunks) + " chunks, more than a world file loads within its " +
+                   "default " + std::to_string(load.max_memory_bytes >> 20) + " MiB (" +
+                   std::to_string(terrain::kDenseChunkLoadBytes) + " bytes a dense chunk)");
   }
   const bool terrain = params.preset == Preset::kDefault || params.preset == Preset::kLarge;
   if (terrain && (s.x < kMinTerrainSize.x || s.y < kMinTerrainSize.y || s.z < kMinTerrainSize.z)) {
