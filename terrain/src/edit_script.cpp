@@ -34,13 +34,17 @@ std::string quote(std::string_view text) {
   return out + "'";
 }
 
-// The line up to its comment, split into words. One CR at the end of the line (CRLF) is dropped.
+// No edit line has more than 6 words; the words past this many cannot change whether a line parses, or which word
+// it is refused for (a 7th word already refuses it), so a line of a million words costs no more than this.
+constexpr std::size_t kMaxWords = 8;
+
+// The line up to its comment, split into at most kMaxWords words. One CR at the end of the line (CRLF) is dropped.
 std::vector<std::string_view> splitWords(std::string_view line) {
   if (line.ends_with('\r')) line.remove_suffix(1);
   if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
   std::vector<std::string_view> words;
   std::size_t i = 0;
-  while (i < line.size()) {
+  while (i < line.size() && words.size() < kMaxWords) {
     while (i < line.size() && isSpace(line[i])) ++i;
     const std::size_t start = i;
     while (i < line.size() && !isSpace(line[i])) ++i;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "terrain/alloc_probe.h"
 #include "vtp/terrain/edit_script.h"
 #include "vtp/terrain/hash.h"
 #include "vtp/terrain/world.h"
@@ -303,4 +304,18 @@ TEST_CASE("EditScript") {
     CHECK(applied.error().message.rfind("3: ", 0) == 0);
     CHECK(world->stats().stored_chunks == 0);
   }
+}
+
+TEST_CASE("EditScript: a line of a million words is refused for its first bad word, in memory of a few words") {
+  using namespace vtp::test::alloc_probe;
+  std::string line = "sphere fill";
+  for (int i = 0; i < 1000000; ++i) line += " a";
+  const MaterialTable materials = MaterialTable::defaults();
+  g_probe_largest = 0;
+  g_probe_armed = true;
+  const auto parsed = parseEditLine(line, materials);
+  g_probe_armed = false;
+  REQUIRE_FALSE(parsed.ok());
+  CHECK(parsed.error().message.find("unexpected 'a'") != std::string::npos);
+  CHECK(g_probe_largest.load() <= 1024);  // every word's view kept: 16 MB
 }

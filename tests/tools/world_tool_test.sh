@@ -285,6 +285,10 @@ case $scenario in
     run 1 edit world.vtw out7.vtw --script a_directory && one_error_line "a directory as the script"
     [ -e out7.vtw ] && fail "a directory as the script created OUT"
     run 1 raycast world.vtw --rays a_directory && one_error_line "a directory as the rays file"
+    # A script without end is refused at 64 MiB, not read until memory runs out.
+    run 1 edit world.vtw out10.vtw --script /dev/zero && one_error_line "an endless script"
+    grep -q 'larger than 64 MiB' err.txt || fail "an endless script: $(cat err.txt)"
+    [ -e out10.vtw ] && fail "an endless script created OUT"
     # A report that cannot be written fails before the world is: exit 1 and no OUT (it once wrote OUT, then failed).
     printf 'box clear min=0,0,0 max=1,1,1\n' >good.txt
     run 1 edit world.vtw out8.vtw --script good.txt --json no_such_dir/report.json && one_error_line "unwritable --json"

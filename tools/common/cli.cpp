@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -190,10 +190,22 @@ Result<std::string> readTextFile(const std::string& path, const char* what) {
   std::ifstream file;
   Result<std::istream*> in = openTextInput(path, what, file);
   if (!in) return in.error();
-  std::ostringstream text;
-  text << (*in)->rdbuf();
+  std::string text;
+  std::array<char, 1 << 16> block;
+  for (;;) {
+    (*in)->read(block.data(), block.size());
+    const std::size_t n = std::size_t((*in)->gcount());
+    if (n == 0) break;
+    if (text.size() + n > kMaxTextFileBytes) {
+      return Error{ErrorCode::kLimitExceeded,
+                   std::string(what) + " " + path + " is larger than " + std::to_string(kMaxTextFileBytes >> 20) +
+                       " MiB",
+                   {}};
+    }
+    text.append(block.data(), n);
+  }
   if ((*in)->bad()) return Error{ErrorCode::kIo, std::string("cannot read ") + what + " " + path, {}};
-  return text.str();
+  return text;
 }
 
 int fail(const char* tool, const std::string& message, int code) {

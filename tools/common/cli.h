@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <initializer_list>
@@ -47,9 +48,12 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
 /// "-" and empty paths are skipped. Returns kExitInvalidData after a one-line message naming the first that cannot.
 std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs);
 
+/// The most bytes readTextFile reads: a 2-million-line edit script fits. [Unit: byte]
+inline constexpr std::size_t kMaxTextFileBytes = std::size_t(64) << 20;
 /// The whole text of the file an argument names (`what` says which, for the message); "-" reads stdin, and a FIFO
 /// works (`--script <(generate-edits)`). kIo when it cannot be opened or read, a directory included (a stream opens
-/// one and reads nothing, which passed for an empty script).
+/// one and reads nothing, which passed for an empty script); kLimitExceeded past kMaxTextFileBytes (`--script
+/// /dev/zero` stops there).
 Result<std::string> readTextFile(const std::string& path, const char* what);
 /// The same file to read as it streams: &std::cin for "-", else `file` opened (its lines are answered as they come,
 /// so a FIFO given by path is not waited on to its end). The same errors as readTextFile.
