@@ -27,13 +27,18 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
   segment.min_wet = kTouchVoxels / std::max({std::abs(segment.d[0]), std::abs(segment.d[1]), std::abs(segment.d[2])});
   constexpr double kSize = terrain::kChunkSize;
   std::array<std::int64_t, 3> cell{}, step{};
-  std::array<double, 3> t_next{}, t_delta{};
+  std::array<double, 3> t_next{};
+  // Where the segment leaves the current chunk along axis a: computed from the chunk each time, not accumulated (a
+  // sum of steps drifts by more than kTouchVoxels over a few thousand chunks, and a chunk entered a hair early hands
+  // walkWet a span in a voxel the segment only touches).
+  const auto crossing = [&](std::size_t a) {
+    const double d = segment.d[a];
+    return d == 0 ? HUGE_VAL : ((double(cell[a]) + (d > 0 ? 1.0 : 0.0)) * kSize - segment.a[a]) / d;
+  };
   for (std::size_t a = 0; a < 3; ++a) {
-    const double o = segment.a[a], d = segment.d[a];
-    cell[a] = std::int64_t(std::floor(o / kSize));
-    step[a] = d > 0 ? 1 : (d < 0 ? -1 : 0);
-    t_next[a] = d == 0 ? HUGE_VAL : ((double(cell[a]) + (d > 0 ? 1.0 : 0.0)) * kSize - o) / d;
-    t_delta[a] = d == 0 ? HUGE_VAL : kSize / std::abs(d);
+    cell[a] = std::int64_t(std::floor(segment.a[a] / kSize));
+    step[a] = segment.d[a] > 0 ? 1 : (segment.d[a] < 0 ? -1 : 0);
+    t_next[a] = crossing(a);
   }
   thread_local std::vector<terrain::Voxel> voxels(terrain::kChunkVolume);
   double t = 0;
@@ -78,7 +83,7 @@ Result<bool> raycastWater(const TerrainPhysics& physics, const Ray& ray, WaterHi
     if (t_next[axis] > ray.max_t) return false;
     t = std::max(t, t_next[axis]);  // never -0 or below the previous chunk's start
     cell[axis] += step[axis];
-    t_next[axis] += t_delta[axis];
+    t_next[axis] = crossing(axis);
     entered = int(axis);
   }
 }

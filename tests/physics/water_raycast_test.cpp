@@ -218,3 +218,25 @@ TEST_CASE("water ray: a ray through a water voxel's edge or corner only touches 
   CHECK(touches == 0);
   CHECK(entries == rays);
 }
+
+TEST_CASE("water ray: a ray crossing thousands of chunks to a water voxel's corner only touches it") {
+  // One full water voxel whose top corner (48976, 19616) lies on a chunk corner; rays in the z = 0.5 plane through
+  // that corner exactly (dyadic directions, integer parameters), coming from up to 30,000 units away, meet the voxel
+  // only there. Moved 1e-5 voxel along +x they pass inside its corner, and enter.
+  auto world = vtp::test::makeWorld();
+  REQUIRE(world->setVoxel({48976, 19615, 0}, Voxel{kWaterMaterial, 255}).ok());
+  auto physics = vtp::test::makePhysics(*world);
+  int touches = 0, entries = 0, rays = 0;
+  for (const std::array<double, 2> d : {std::array<double, 2>{1.5, 0.875}, {1.25, 1.0}, {1.0, 0.5625}, {0.75, 1.125}}) {
+    for (const double u : {1000.0, 4000.0, 16000.0, 30000.0}) {
+      Ray ray{{48976 - u * d[0], 19616 - u * d[1], 0.5}, {d[0], d[1], 0}, u + 8};  // ends 8 steps past the corner
+      WaterHit hit;
+      touches += raycastWater(*physics, ray, hit).value() ? 1 : 0;
+      ray.origin[0] += 1e-5;
+      entries += raycastWater(*physics, ray, hit).value() ? 1 : 0;
+      ++rays;
+    }
+  }
+  CHECK(touches == 0);
+  CHECK(entries == rays);
+}
