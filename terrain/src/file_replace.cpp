@@ -44,40 +44,55 @@ Error ioError(const char* what, const std::filesystem::path& target) {
 }  // namespace
 
 Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
-  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link).
-  std::error_code ec;
+  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
+  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw).
   std::filesystem::path path = link_or_path;
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(link_or_path, ec))) {
-    path = std::filesystem::weakly_canonical(link_or_path, ec);
-    if (ec) return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + ec.message(), {}};
+  for (int depth = 0;; ++depth) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) break;
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec || depth == 40) {
+      return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " +
+                                       (ec ? ec.message() : std::string("too many levels of links")), {}};
+    }
+    path = target.is_absolute() ? target : directoryOf(path) / target;
   }
-  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too). A directory is
-  // left to the rename, which refuses it.
-  using std::filesystem::file_type;
-  if (const file_type type = std::filesystem::status(path, ec).type();
-      type == file_type::character || type == file_type::block || type == file_type::fifo ||
-      type == file_type::socket) {
+  const std::filesystem::path dir = directoryOf(path);
+  struct stat old {};
+  const bool exists = ::stat(path.c_str(), &old) == 0;
+  // Refused before anything is written, where the rename is bound to fail or must not happen: renaming over a
+  // device, FIFO or socket would replace the node itself (for root, /dev/null too).
+  if (exists && (S_ISCHR(old.st_mode) || S_ISBLK(old.st_mode) || S_ISFIFO(old.st_mode) || S_ISSOCK(old.st_mode))) {
     return Error{ErrorCode::kInvalidArgument, path.string() + " is a device, FIFO or socket; cannot replace it", {}};
+  }
+  if (exists && S_ISDIR(old.st_mode)) {
+    return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": a directory", {}};
+  }
+  // In a sticky directory (/tmp) only the file's owner, the directory's owner or root may rename over a file.
+  struct stat d {};
+  if (exists && ::geteuid() != 0 && old.st_uid != ::geteuid() && ::stat(dir.c_str(), &d) == 0 &&
+      (d.st_mode & S_ISVTX) != 0 && d.st_uid != ::geteuid()) {
+    return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": another user's file in a sticky directory", {}};
   }
   static std::atomic<std::uint64_t> counter{0};
   FileReplacement r;
   r.m_target = path;
   // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
-  const std::filesystem::path dir = directoryOf(path);
+  // Private until its mode is set: a replaced 0600 world is never readable by others, not even while written.
   const std::string prefix = tempPrefix(path);
   for (int attempt = 0; attempt < 4096 && r.m_fd < 0; ++attempt) {
     std::filesystem::path next =
         dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
-    r.m_fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    r.m_fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : 0666);
     if (r.m_fd >= 0) r.m_temp = std::move(next);
     if (r.m_fd < 0 && errno != EEXIST) break;
   }
   if (r.m_fd < 0) return ioError("cannot create temp file", path);
-  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone. A file system without flock
-  // refuses it there too, so nothing is removed on it.
+  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone.
   (void)::flock(r.m_fd, LOCK_EX | LOCK_NB);
-  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it.
-  if (struct stat old {}; ::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it; a new
+  // one gets 0666 less the umask, as open() gave it.
+  if (exists) {
     if (::fchmod(r.m_fd, old.st_mode & 07777) != 0) return ioError("cannot copy the old file's permissions", path);
     (void)::fchown(r.m_fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
   }
@@ -158,7 +173,8 @@ std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_a
     const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     if (!isTempSuffix(std::string_view(name).substr(prefix.size()))) continue;
-    const int fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    // Read-write: NFS emulates flock with POSIX locks, whose exclusive form needs a descriptor open for writing.
+    const int fd = ::open(it->path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) continue;
     struct stat st {}, named {};
     // Old enough that its writer had time to lock it, and not locked: nobody is writing it. The name must still be

@@ -18,6 +18,7 @@
 #include "support/temp_dir.h"
 
 using namespace vtp::terrain;
+using vtp::Result;
 namespace fs = std::filesystem;
 using vtp::test::TempDir;
 
@@ -85,4 +86,45 @@ TEST_CASE("replaceFile refuses a FIFO or device target before writing anything")
   REQUIRE_FALSE(null.ok());
   CHECK(null.error().code == vtp::ErrorCode::kInvalidArgument);
   CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("replaceFile writes through links, dangling ones too, and refuses a directory before writing") {
+  TempDir dir;
+  fs::create_directory(dir.path / "worlds");
+  // A dangling link: the first save creates the file it names; the link stays a link.
+  fs::create_symlink("worlds/v2.vtw", dir.path / "current.vtw");
+  REQUIRE(replaceFile(bytesOf("v2"), dir.path / "current.vtw").ok());
+  CHECK(fs::is_symlink(dir.path / "current.vtw"));
+  CHECK(contents(dir.path / "worlds" / "v2.vtw") == "v2");
+  // A chain of two links, the second relative to its own directory.
+  fs::create_symlink("v2.vtw", dir.path / "worlds" / "latest.vtw");
+  fs::create_symlink("worlds/latest.vtw", dir.path / "chain.vtw");
+  REQUIRE(replaceFile(bytesOf("v3"), dir.path / "chain.vtw").ok());
+  CHECK(fs::is_symlink(dir.path / "chain.vtw"));
+  CHECK(fs::is_symlink(dir.path / "worlds" / "latest.vtw"));
+  CHECK(contents(dir.path / "worlds" / "v2.vtw") == "v3");
+  CHECK(dir.names() == std::vector<std::string>{"chain.vtw", "current.vtw", "worlds"});
+  // A loop of links is an error, not a hang.
+  fs::create_symlink("loop_b", dir.path / "loop_a");
+  fs::create_symlink("loop_a", dir.path / "loop_b");
+  CHECK(replaceFile(bytesOf("x"), dir.path / "loop_a").error().code == vtp::ErrorCode::kIo);
+  // A directory: refused by open, nothing created beside it.
+  const Result<FileReplacement> onto_dir = FileReplacement::open(dir.path / "worlds");
+  REQUIRE_FALSE(onto_dir.ok());
+  CHECK(onto_dir.error().code == vtp::ErrorCode::kIo);
+  CHECK(dir.names() == std::vector<std::string>{"chain.vtw", "current.vtw", "loop_a", "loop_b", "worlds"});
+}
+
+TEST_CASE("a new file gets 0666 less the umask; a replaced one keeps its mode") {
+  TempDir dir;
+  const mode_t old_umask = ::umask(027);
+  REQUIRE(replaceFile(bytesOf("a"), dir.path / "new.json").ok());
+  ::umask(old_umask);
+  struct stat st {};
+  REQUIRE(::stat((dir.path / "new.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+  REQUIRE(::chmod((dir.path / "new.json").c_str(), 0600) == 0);
+  REQUIRE(replaceFile(bytesOf("b"), dir.path / "new.json").ok());
+  REQUIRE(::stat((dir.path / "new.json").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
 }

@@ -514,10 +514,10 @@ TEST_CASE("WorldFile") {
     CHECK(encodeWorld(*r->world) == before);
   }
 
-  SUBCASE("a save whose rename fails leaves the target and no temp file") {
+  SUBCASE("a save over a directory is refused, leaving it and no temp file") {
     TempDir dir;
     const fs::path target = dir.path / "world.vtw";
-    fs::create_directories(target / "keep");  // a non-empty directory cannot be renamed over
+    fs::create_directories(target / "keep");
     const vtp::Status s = saveWorldFile(*smallWorld(), target);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().code == ErrorCode::kIo);

@@ -1,20 +1,17 @@
 #include "cli.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <system_error>
 #include <vector>
+
+#include "vtp/terrain/file_replace.h"
 
 namespace vtp::tools {
 namespace {
@@ -150,27 +147,11 @@ std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<Name
   for (const NamedPath& out : outputs) {
     if (notAFile(out.path)) continue;
     std::error_code ec;
-    const fs::file_status status = fs::status(out.path, ec);
-    if (special(status)) continue;
-    int fd = -1;
-    bool created = false;
-    std::string why;
-    if (fs::exists(status)) {
-      fd = ::open(out.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // a directory fails: EISDIR
-      if (fd < 0) why = std::strerror(errno);
-    } else if (status.type() == fs::file_type::not_found) {
-      fd = ::open(out.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      created = fd >= 0;
-      if (fd < 0 && errno == EEXIST) continue;  // a dangling link, or another process made it meanwhile: no verdict
-      if (fd < 0) why = std::strerror(errno);
-    } else {
-      why = ec.message();  // the path could not be examined (a directory on it not searchable)
-    }
-    if (fd < 0) {
-      return fail(tool, std::string("cannot write ") + out.name + " " + out.path + ": " + why, kExitInvalidData);
-    }
-    ::close(fd);
-    if (created) ::unlink(out.path.c_str());
+    if (special(fs::status(out.path, ec))) continue;  // written straight through (OutputFile)
+    // As the output will be written: a temp file created beside it (and removed again here), the checks of a
+    // rename that is bound to fail made.
+    Result<terrain::FileReplacement> probe = terrain::FileReplacement::open(out.path);
+    if (!probe) return fail(tool, std::string(out.name) + ": " + probe.error().message, kExitInvalidData);
   }
   return std::nullopt;
 }

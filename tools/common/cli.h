@@ -42,10 +42,10 @@ struct NamedPath {
 std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<NamedPath> inputs,
                                      std::initializer_list<NamedPath> outputs);
 
-/// Checked before any work: each output written in place (a report, a CSV, an image; not a world file, which is
-/// saved beside and renamed) can be opened for writing: an existing file is opened without truncating it, a missing
-/// one created and removed again. So a bad `--json` path fails before a world or mesh is written, not after it.
-/// "-" and empty paths are skipped. Returns kExitInvalidData after a one-line message naming the first that cannot.
+/// Checked before any work: each output can be replaced (terrain::FileReplacement::open: a temp file created beside
+/// it and removed again, a directory or another user's file in a sticky directory refused). So a bad `--json` path
+/// fails before a world or mesh is written, not after it. "-", empty paths, devices and FIFOs are skipped. Returns
+/// kExitInvalidData after a one-line message naming the first that cannot.
 std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs);
 
 /// The most bytes readTextFile reads: a 2-million-line edit script fits. [Unit: byte]

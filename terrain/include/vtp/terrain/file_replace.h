@@ -11,6 +11,9 @@
 ///
 /// Thread-safety: any number of threads and processes may replace the same or different files at once; the last
 /// rename wins. One FileReplacement is used by one thread at a time. Never prints or throws except std::bad_alloc.
+/// Every commit lists the target's directory once to find orphans. On NFS, locks are POSIX locks shared by the
+/// hosts, except on mounts with local_lock=flock or nolock, where a writer idle for a minute on one host can lose its
+/// temp file to another host's sweep (its commit then fails and the old file stays).
 
 #include <cstdint>
 #include <filesystem>
@@ -27,10 +30,13 @@ inline constexpr int kOrphanMinAgeSeconds = 60;
 /// successful commit, it removes its temp file and the target is untouched.
 class FileReplacement {
  public:
-  /// Starts replacing `path`. A path that is a symbolic link replaces the file it names (the link stays a link); a
-  /// file replaced keeps its permission bits, and its owner where the process may set it. Errors:
-  /// (kInvalidArgument) the target is a device, FIFO or socket (replacing would swap out the node itself), before
-  /// anything is created; (kIo, with errno's text) the link cannot be resolved, the temp file cannot be created.
+  /// Starts replacing `path`: creates and locks the temp file (created 0600 when a file is replaced, then given
+  /// its mode, so a 0600 world is never readable by others). A path that is a symbolic link replaces the file it
+  /// names, a dangling link's target included (the link stays a link); a file replaced keeps its permission bits,
+  /// and its owner where the process may set it; a new file gets 0666 less the umask. Errors, before anything is
+  /// written: (kInvalidArgument) the target is a device, FIFO or socket (replacing would swap out the node itself);
+  /// (kIo) a directory, another user's file in a sticky directory (the rename would fail), a link that cannot be
+  /// resolved, a temp file that cannot be created (with errno's text).
   static Result<FileReplacement> open(const std::filesystem::path& path);
   FileReplacement(FileReplacement&& other) noexcept;
   FileReplacement& operator=(FileReplacement&& other) noexcept;
