@@ -89,13 +89,10 @@ Result<std::unique_ptr<BulletTerrain>> BulletTerrain::attach(TerrainPhysics& phy
   auto tolerance = [](double v) { return std::isfinite(v) && v >= 0; };
   if (!tolerance(options.max_reuse_distance) || !tolerance(options.max_reuse_angle))
     return Error{ErrorCode::kInvalidArgument, "contact reuse tolerances must be finite and >= 0", {}};
-  // One terrain per world: a second attachment's destructor would restore the configuration's algorithms under the
-  // first (the dispatcher cannot tell what was registered before).
-  const btCollisionObjectArray& objects = world.getCollisionObjectArray();
-  for (int i = 0; i < objects.size(); ++i) {
-    if (dynamic_cast<const TerrainShape*>(objects[i]->getCollisionShape()) != nullptr) {
-      return Error{ErrorCode::kInvalidArgument, "the world already has a vtp terrain attached", {}};
-    }
+  // One terrain per dispatcher (so per world): a second would record the first's create functions as what the
+  // dispatcher held, and hand them out (and put them back) after the first is gone.
+  if (DispatcherEntries(*static_cast<btCollisionDispatcher*>(world.getDispatcher())).holdTerrain()) {
+    return Error{ErrorCode::kInvalidArgument, "the world's dispatcher already serves a vtp terrain", {}};
   }
   auto state = std::make_unique<State>(physics, world, options);
   for (bool terrain_first : {false, true}) {

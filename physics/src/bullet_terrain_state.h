@@ -63,6 +63,10 @@ struct BodyLinks {
   std::vector<ChunkLink> links;
 };
 
+/// The create functions a BulletTerrain registers (terrain_algorithm.cpp, terrain_closest_points.cpp): a dispatcher
+/// that holds one already serves a terrain.
+class TerrainCreateFuncBase : public btCollisionAlgorithmCreateFunc {};
+
 /// The dispatcher's create functions for the pairs of a convex shape and CUSTOM_CONCAVE_SHAPE_TYPE, in either order:
 /// what attach found there (the game's own, or the configuration's) and puts back when the terrain goes. Other concave
 /// shapes of that type keep getting these.
@@ -74,6 +78,8 @@ class DispatcherEntries {
 
   /// Records the dispatcher's current entries.
   explicit DispatcherEntries(btCollisionDispatcher& dispatcher);
+  /// Whether a terrain's create functions are among them (another BulletTerrain serves this dispatcher).
+  bool holdTerrain() const;
   /// What was registered for the pair of shape types `type0`, `type1` (one convex, the other CUSTOM_CONCAVE).
   btCollisionAlgorithmCreateFunc* previous(Query query, int type0, int type1) const;
   /// Registers `contacts` and `closest` for every convex type against CUSTOM_CONCAVE, in either order (`contacts[1]`

@@ -30,6 +30,17 @@ DispatcherEntries::DispatcherEntries(btCollisionDispatcher& dispatcher) : m_disp
   }
 }
 
+bool DispatcherEntries::holdTerrain() const {
+  for (const auto& query : m_previous) {
+    for (const auto& type : query) {
+      for (btCollisionAlgorithmCreateFunc* f : type) {
+        if (dynamic_cast<TerrainCreateFuncBase*>(f) != nullptr) return true;
+      }
+    }
+  }
+  return false;
+}
+
 btCollisionAlgorithmCreateFunc* DispatcherEntries::previous(Query query, int type0, int type1) const {
   const bool concave_first = type0 == kConcave;
   const int convex = concave_first ? type1 : type0;

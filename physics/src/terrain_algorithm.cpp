@@ -143,7 +143,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
   BodyLinks& m_links;  // this body's entry in m_state.bodies, until the destructor removes it
 };
 
-class TerrainCreateFunc final : public btCollisionAlgorithmCreateFunc {
+class TerrainCreateFunc final : public TerrainCreateFuncBase {
  public:
   TerrainCreateFunc(BulletTerrainState& state, bool terrain_first) : m_state(state), m_terrain_first(terrain_first) {}
   btCollisionAlgorithm* CreateCollisionAlgorithm(btCollisionAlgorithmConstructionInfo& ci,

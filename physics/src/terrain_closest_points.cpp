@@ -76,7 +76,7 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
   std::vector<ChunkTouch> m_touches;
 };
 
-class ClosestPointsCreateFunc final : public btCollisionAlgorithmCreateFunc {
+class ClosestPointsCreateFunc final : public TerrainCreateFuncBase {
  public:
   explicit ClosestPointsCreateFunc(BulletTerrainState& state) : m_state(state) {}
   btCollisionAlgorithm* CreateCollisionAlgorithm(btCollisionAlgorithmConstructionInfo& ci,

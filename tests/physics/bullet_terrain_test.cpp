@@ -607,7 +607,7 @@ TEST_CASE("bullet terrain: the game's own create functions serve its concave sha
   scene.run(2);
   CHECK(on_ground.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.02));
   const int while_attached = game.calls;
-  CHECK(while_attached >= 1);  // the plate's pair went through the game's function; the ground's did not
+  CHECK(while_attached == 1);  // the plate's one pair went through the game's function; the ground's did not
   CHECK(scene.terrain->stats().live_manifolds >= 1);
 
   // Detached: the game's function is registered again, so a new pair with the plate goes through it.
@@ -638,4 +638,24 @@ TEST_CASE("bullet terrain: a body buried in rock builds no colliders for the chu
   scene.run(0.1);
   CHECK(scene.physics->colliders().stats().misses >= 1);
   CHECK(scene.terrain->stats().contacts >= 1);
+}
+
+TEST_CASE("bullet terrain: two worlds sharing one dispatcher take one terrain at a time") {
+  auto world = flatWorld();
+  Scene scene(*world);  // its dynamics world, with the terrain attached
+  btDbvtBroadphase broadphase;
+  btCollisionWorld second(&scene.dispatcher, &broadphase, &scene.config);
+  auto physics = TerrainPhysics::create(*world).value();
+  const auto refused = BulletTerrain::attach(*physics, second);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == vtp::ErrorCode::kInvalidArgument);
+  // Once the first is gone, the second world may take one, and gives the dispatcher back as it found it.
+  scene.terrain.reset();
+  auto terrain = BulletTerrain::attach(*physics, second);
+  REQUIRE(terrain.ok());
+  terrain.value().reset();
+  scene.terrain = BulletTerrain::attach(*scene.physics, scene.dynamics).value();
+  btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(0.5f, 2.0f, 0.5f));
+  scene.run(2);
+  CHECK(ball.getCenterOfMassPosition().y() == doctest::Approx(0.5).epsilon(0.02));
 }

@@ -58,7 +58,8 @@ class BulletTerrain {
   /// concave shapes of that type get what the dispatcher held for those pairs before (the game's own create
   /// functions, or the configuration's). A create function the game registers for those pairs after attach replaces
   /// the terrain's. `physics` and `world` must outlive the returned object. Errors (kInvalidArgument): a dispatcher
-  /// of another type, a world with a vtp terrain attached already.
+  /// of another type, a dispatcher that serves a vtp terrain already (attached to this world or another world
+  /// sharing it).
   static Result<std::unique_ptr<BulletTerrain>> attach(TerrainPhysics& physics, btCollisionWorld& world,
                                                        BulletTerrainOptions options = {});
   /// Removes the object and the manifolds, and puts back what the dispatcher held for those pairs before attach
