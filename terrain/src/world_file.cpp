@@ -498,7 +498,12 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
 
 Status saveWorldFile(const World& world, const std::filesystem::path& path) {
   try {
-    return replaceFile(encodeWorld(world), path);
+    // The target is checked and the temp file made before the world is encoded: a save that cannot land (a
+    // directory, an unwritable one) fails at once, not after seconds of encoding a large world.
+    Result<FileReplacement> file = FileReplacement::open(path);
+    if (!file) return file.error();
+    if (Status s = file->write(encodeWorld(world)); !s) return s;
+    return file->commit();
   } catch (const std::bad_alloc&) {
     return outOfMemory("saving the world");
   }

@@ -514,11 +514,17 @@ TEST_CASE("WorldFile") {
     CHECK(encodeWorld(*r->world) == before);
   }
 
-  SUBCASE("a save over a directory is refused, leaving it and no temp file") {
+  SUBCASE("a save over a directory is refused before the world is encoded, leaving it and no temp file") {
     TempDir dir;
     const fs::path target = dir.path / "world.vtw";
     fs::create_directories(target / "keep");
-    const vtp::Status s = saveWorldFile(*smallWorld(), target);
+    const auto world = smallWorld();
+    const std::size_t encoded = encodeWorld(*world).size();
+    g_probe_largest = 0;
+    g_probe_armed = true;
+    const vtp::Status s = saveWorldFile(*world, target);
+    g_probe_armed = false;
+    CHECK(g_probe_largest.load() < encoded);  // no buffer the size of the file was made
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().code == ErrorCode::kIo);
     CHECK(fs::is_directory(target / "keep"));
