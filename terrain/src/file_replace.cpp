@@ -44,29 +44,41 @@ Error ioError(const char* what, const std::filesystem::path& target) {
 }  // namespace
 
 Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
+  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too): refused as the
+  // kernel resolves the path (/dev/stdout on a pipe included), before anything is written.
+  if (struct stat st {}; ::stat(link_or_path.c_str(), &st) == 0 &&
+                         (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    return Error{ErrorCode::kInvalidArgument,
+                 link_or_path.string() + " is a device, FIFO or socket; cannot replace it", {}};
+  }
   // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
-  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw).
+  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw). As the kernel's
+  // fs.protected_symlinks does, a link in a sticky world-writable directory (/tmp) is followed only when it is ours
+  // or the directory owner's: another user's link there is the classic way to make a privileged save write
+  // elsewhere.
   std::filesystem::path path = link_or_path;
   for (int depth = 0;; ++depth) {
-    std::error_code ec;
-    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) break;
-    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
-    if (ec || depth == 40) {
-      return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " +
-                                       (ec ? ec.message() : std::string("too many levels of links")), {}};
+    struct stat link {};
+    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) break;
+    const auto refuse = [&](const std::string& why) {
+      return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + why, {}};
+    };
+    if (depth == 40) return refuse("too many levels of links");
+    if (struct stat d {}; ::stat(directoryOf(path).c_str(), &d) == 0 && (d.st_mode & S_ISVTX) != 0 &&
+                          (d.st_mode & S_IWOTH) != 0 && link.st_uid != ::geteuid() && link.st_uid != d.st_uid) {
+      return refuse(path.string() + " is another user's link in a sticky world-writable directory");
     }
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec) return refuse(ec.message());
     path = target.is_absolute() ? target : directoryOf(path) / target;
   }
   const std::filesystem::path dir = directoryOf(path);
   struct stat old {};
   const bool exists = ::stat(path.c_str(), &old) == 0;
-  // Refused before anything is written, where the rename is bound to fail or must not happen: renaming over a
-  // device, FIFO or socket would replace the node itself (for root, /dev/null too).
-  if (exists && (S_ISCHR(old.st_mode) || S_ISBLK(old.st_mode) || S_ISFIFO(old.st_mode) || S_ISSOCK(old.st_mode))) {
-    return Error{ErrorCode::kInvalidArgument, path.string() + " is a device, FIFO or socket; cannot replace it", {}};
-  }
-  if (exists && S_ISDIR(old.st_mode)) {
-    return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": a directory", {}};
+  // The rest of what the rename would fail on, refused before anything is written.
+  if (exists && !S_ISREG(old.st_mode)) {
+    return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": not a regular file", {}};
   }
   // In a sticky directory (/tmp) only the file's owner, the directory's owner or root may rename over a file.
   struct stat d {};
@@ -77,8 +89,15 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   static std::atomic<std::uint64_t> counter{0};
   FileReplacement r;
   r.m_target = path;
+  // A file replaced keeps its permission bits, owner and group (commit sets them); a new one gets 0666 less the
+  // umask, as open() gives it.
+  r.m_keep_mode = exists;
+  r.m_mode = std::uint32_t(old.st_mode & 07777);
+  r.m_uid = std::uint32_t(old.st_uid);
+  r.m_gid = std::uint32_t(old.st_gid);
   // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
-  // Private until its mode is set: a replaced 0600 world is never readable by others, not even while written.
+  // Private until commit: a replaced 0600 world is never readable by others, not even while written, and an orphan
+  // of a read-only target stays writable by its owner, so removeOrphanedTempFiles can lock it.
   const std::string prefix = tempPrefix(path);
   for (int attempt = 0; attempt < 4096 && r.m_fd < 0; ++attempt) {
     std::filesystem::path next =
@@ -90,12 +109,6 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   if (r.m_fd < 0) return ioError("cannot create temp file", path);
   // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone.
   (void)::flock(r.m_fd, LOCK_EX | LOCK_NB);
-  // A file replaced keeps its permission bits (a 0600 world stays 0600), and its owner where we may set it; a new
-  // one gets 0666 less the umask, as open() gave it.
-  if (exists) {
-    if (::fchmod(r.m_fd, old.st_mode & 07777) != 0) return ioError("cannot copy the old file's permissions", path);
-    (void)::fchown(r.m_fd, old.st_uid, old.st_gid);  // fails unless privileged or unchanged; the bits above are kept
-  }
   return r;
 }
 
@@ -103,7 +116,11 @@ FileReplacement::FileReplacement(FileReplacement&& other) noexcept
     : m_target(std::move(other.m_target)),
       m_temp(std::exchange(other.m_temp, {})),
       m_fd(std::exchange(other.m_fd, -1)),
-      m_failed(other.m_failed) {}
+      m_failed(other.m_failed),
+      m_keep_mode(other.m_keep_mode),
+      m_mode(other.m_mode),
+      m_uid(other.m_uid),
+      m_gid(other.m_gid) {}
 
 FileReplacement& FileReplacement::operator=(FileReplacement&& other) noexcept {
   if (this != &other) {
@@ -112,6 +129,10 @@ FileReplacement& FileReplacement::operator=(FileReplacement&& other) noexcept {
     m_temp = std::exchange(other.m_temp, {});
     m_fd = std::exchange(other.m_fd, -1);
     m_failed = other.m_failed;
+    m_keep_mode = other.m_keep_mode;
+    m_mode = other.m_mode;
+    m_uid = other.m_uid;
+    m_gid = other.m_gid;
   }
   return *this;
 }
@@ -138,6 +159,11 @@ Status FileReplacement::write(std::span<const std::uint8_t> bytes) {
 Status FileReplacement::commit() {
   if (m_fd < 0 || m_failed) return Error{ErrorCode::kIo, "commit after a failed write to " + m_target.string(), {}};
   m_failed = true;  // whatever happens below, once
+  if (m_keep_mode) {
+    // Owner first: fchown clears the set-user-ID and set-group-ID bits, which the mode then restores.
+    (void)::fchown(m_fd, uid_t(m_uid), gid_t(m_gid));  // fails unless privileged or unchanged; the mode is kept
+    if (::fchmod(m_fd, mode_t(m_mode)) != 0) return ioError("cannot copy the old file's permissions", m_target);
+  }
   if (::fsync(m_fd) != 0) return ioError("fsync failed", m_target);
   if (::rename(m_temp.c_str(), m_target.c_str()) != 0) return ioError("rename failed", m_target);
   m_temp.clear();
@@ -173,8 +199,10 @@ std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_a
     const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     if (!isTempSuffix(std::string_view(name).substr(prefix.size()))) continue;
-    // Read-write: NFS emulates flock with POSIX locks, whose exclusive form needs a descriptor open for writing.
-    const int fd = ::open(it->path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    // Read-write where we may: NFS emulates flock with POSIX locks, whose exclusive form needs a descriptor open for
+    // writing (a local flock does not).
+    int fd = ::open(it->path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == EACCES) fd = ::open(it->path().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) continue;
     struct stat st {}, named {};
     // Old enough that its writer had time to lock it, and not locked: nobody is writing it. The name must still be

@@ -128,3 +128,52 @@ TEST_CASE("a new file gets 0666 less the umask; a replaced one keeps its mode") 
   REQUIRE(::stat((dir.path / "new.json").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
 }
+
+TEST_CASE("a replaced file keeps its set-ID bits; its temp file is private until commit") {
+  TempDir dir;
+  const fs::path target = dir.path / "tool.bin";
+  REQUIRE(replaceFile(bytesOf("old"), target).ok());
+  REQUIRE(::chmod(target.c_str(), 06754) == 0);
+  Result<FileReplacement> file = FileReplacement::open(target);
+  REQUIRE(file.ok());
+  // The temp file, while written: 0600, whatever the target's mode.
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    if (e.path() == target) continue;
+    struct stat st {};
+    REQUIRE(::stat(e.path().c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0600);
+  }
+  REQUIRE(file->write(bytesOf("new")).ok());
+  REQUIRE(file->commit().ok());
+  struct stat st {};
+  REQUIRE(::stat(target.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 06754);
+  CHECK(contents(target) == "new");
+}
+
+TEST_CASE("another user's link in a sticky world-writable directory is not followed; a pipe is refused as such") {
+  TempDir dir;
+  const fs::path shared = dir.path / "shared";
+  fs::create_directory(shared);
+  REQUIRE(::chmod(shared.c_str(), 01777) == 0);
+  const fs::path link = shared / "report.json";
+  fs::create_symlink(dir.path / "elsewhere.json", link);
+  if (::geteuid() == 0) {
+    REQUIRE(::lchown(link.c_str(), 65534, 65534) == 0);  // the link belongs to nobody
+    const vtp::Status s = replaceFile(bytesOf("x"), link);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().code == vtp::ErrorCode::kIo);
+    CHECK(s.error().message.find("sticky") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir.path / "elsewhere.json"));
+  } else {
+    MESSAGE("not root: cannot give the link to another user; the refusal is not checked");
+  }
+  // A pipe named through /proc (as /dev/stdout is, when stdout is a pipe): a FIFO, refused before anything.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const vtp::Status piped = replaceFile(bytesOf("x"), "/proc/self/fd/" + std::to_string(fds[1]));
+  ::close(fds[0]);
+  ::close(fds[1]);
+  REQUIRE_FALSE(piped.ok());
+  CHECK(piped.error().code == vtp::ErrorCode::kInvalidArgument);
+}

@@ -30,13 +30,14 @@ inline constexpr int kOrphanMinAgeSeconds = 60;
 /// successful commit, it removes its temp file and the target is untouched.
 class FileReplacement {
  public:
-  /// Starts replacing `path`: creates and locks the temp file (created 0600 when a file is replaced, then given
-  /// its mode, so a 0600 world is never readable by others). A path that is a symbolic link replaces the file it
-  /// names, a dangling link's target included (the link stays a link); a file replaced keeps its permission bits,
-  /// and its owner where the process may set it; a new file gets 0666 less the umask. Errors, before anything is
-  /// written: (kInvalidArgument) the target is a device, FIFO or socket (replacing would swap out the node itself);
-  /// (kIo) a directory, another user's file in a sticky directory (the rename would fail), a link that cannot be
-  /// resolved, a temp file that cannot be created (with errno's text).
+  /// Starts replacing `path`: creates and locks the temp file (0600 when a file is replaced, which commit gives the
+  /// old file's mode, owner and group, set-ID bits included where the process may; a new file gets 0666 less the
+  /// umask). A path that is a symbolic link replaces the file it names, a dangling link's target included (the link
+  /// stays a link); as the kernel's fs.protected_symlinks, another user's link in a sticky world-writable directory
+  /// is not followed. Errors, before anything is written: (kInvalidArgument) the path resolves to a device, FIFO or
+  /// socket (replacing would swap out the node itself); (kIo) a directory or other non-regular file, another user's
+  /// file in a sticky directory (the rename would fail), a link that cannot or may not be followed, a temp file that
+  /// cannot be created (with errno's text).
   static Result<FileReplacement> open(const std::filesystem::path& path);
   FileReplacement(FileReplacement&& other) noexcept;
   FileReplacement& operator=(FileReplacement&& other) noexcept;
@@ -56,6 +57,8 @@ class FileReplacement {
   std::filesystem::path m_target, m_temp;
   int m_fd = -1;
   bool m_failed = false;
+  bool m_keep_mode = false;  // a file is replaced: commit gives the temp file its mode, owner and group
+  std::uint32_t m_mode = 0, m_uid = 0, m_gid = 0;
 };
 
 /// Writes `bytes` to `path` atomically: FileReplacement's open, write and commit, with their errors.
