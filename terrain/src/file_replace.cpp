@@ -2,7 +2,9 @@
 #include "vtp/terrain/file_replace.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/file.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,25 +43,17 @@ Error ioError(const char* what, const std::filesystem::path& target) {
   return Error{ErrorCode::kIo, std::string(what) + " while saving " + target.string() + ": " + std::strerror(err), {}};
 }
 
-}  // namespace
-
-Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
-  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too): refused as the
-  // kernel resolves the path (/dev/stdout on a pipe included), before anything is written.
-  if (struct stat st {}; ::stat(link_or_path.c_str(), &st) == 0 &&
-                         (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-    return Error{ErrorCode::kInvalidArgument,
-                 link_or_path.string() + " is a device, FIFO or socket; cannot replace it", {}};
-  }
-  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
-  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw). As the kernel's
-  // fs.protected_symlinks does, a link in a sticky world-writable directory (/tmp) is followed only when it is ours
-  // or the directory owner's: another user's link there is the classic way to make a privileged save write
-  // elsewhere.
+// The file `link_or_path` names, its symbolic links followed by hand (a dangling one to the file it would create).
+// As the kernel's fs.protected_symlinks does, a link in a sticky world-writable directory (/tmp) is followed only
+// when it is ours or the directory owner's: another user's link there is the classic way to make a privileged save
+// write elsewhere. `through_proc` is set when a link leads into procfs (/dev/stdout -> /proc/self/fd/1): the name
+// of an open descriptor, not a file that can be replaced.
+Result<std::filesystem::path> followLinks(const std::filesystem::path& link_or_path, bool& through_proc) {
+  through_proc = false;
   std::filesystem::path path = link_or_path;
   for (int depth = 0;; ++depth) {
     struct stat link {};
-    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) break;
+    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return path;
     const auto refuse = [&](const std::string& why) {
       return Error{ErrorCode::kIo, "cannot resolve the link " + link_or_path.string() + ": " + why, {}};
     };
@@ -68,11 +62,42 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
                           (d.st_mode & S_IWOTH) != 0 && link.st_uid != ::geteuid() && link.st_uid != d.st_uid) {
       return refuse(path.string() + " is another user's link in a sticky world-writable directory");
     }
+    if (struct statfs fs {}; ::statfs(directoryOf(path).c_str(), &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+      through_proc = true;
+    }
     std::error_code ec;
     const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
     if (ec) return refuse(ec.message());
     path = target.is_absolute() ? target : directoryOf(path) / target;
   }
+}
+
+bool isDeviceLike(const struct stat& st) {
+  return S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+}  // namespace
+
+bool namesStream(const std::filesystem::path& path) {
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && isDeviceLike(st)) return true;
+  bool through_proc = false;
+  return followLinks(path, through_proc).ok() && through_proc;
+}
+
+Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
+  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too), and over what
+  // an open descriptor names (/dev/stdout redirected to a file) would swap the file out from under the descriptor:
+  // refused before anything is written.
+  if (namesStream(link_or_path)) {
+    return Error{ErrorCode::kInvalidArgument,
+                 link_or_path.string() + " is a device, FIFO, socket or open descriptor; cannot replace it", {}};
+  }
+  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
+  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw).
+  bool through_proc = false;
+  Result<std::filesystem::path> followed = followLinks(link_or_path, through_proc);
+  if (!followed) return followed.error();
+  const std::filesystem::path path = std::move(followed).value();
   const std::filesystem::path dir = directoryOf(path);
   struct stat old {};
   const bool exists = ::stat(path.c_str(), &old) == 0;
@@ -80,11 +105,17 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   if (exists && !S_ISREG(old.st_mode)) {
     return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": not a regular file", {}};
   }
-  // In a sticky directory (/tmp) only the file's owner, the directory's owner or root may rename over a file.
-  struct stat d {};
-  if (exists && ::geteuid() != 0 && old.st_uid != ::geteuid() && ::stat(dir.c_str(), &d) == 0 &&
-      (d.st_mode & S_ISVTX) != 0 && d.st_uid != ::geteuid()) {
-    return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": another user's file in a sticky directory", {}};
+  // In a sticky directory only the file's owner, the directory's owner or root may rename over a file; and in a
+  // world-writable one (/tmp) a file owned by neither us nor the directory's owner is refused even to root (the
+  // kernel's fs.protected_regular): planted by another user, it would pass its owner and mode on to what we write.
+  if (struct stat d {}; exists && ::stat(dir.c_str(), &d) == 0 && (d.st_mode & S_ISVTX) != 0) {
+    const uid_t me = ::geteuid();
+    const bool may_rename = me == 0 || old.st_uid == me || d.st_uid == me;
+    const bool planted = (d.st_mode & S_IWOTH) != 0 && old.st_uid != me && old.st_uid != d.st_uid;
+    if (!may_rename || planted) {
+      return Error{ErrorCode::kIo, "cannot replace " + path.string() + ": another user's file in a sticky directory",
+                   {}};
+    }
   }
   static std::atomic<std::uint64_t> counter{0};
   FileReplacement r;
@@ -99,16 +130,23 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   // Private until commit: a replaced 0600 world is never readable by others, not even while written, and an orphan
   // of a read-only target stays writable by its owner, so removeOrphanedTempFiles can lock it.
   const std::string prefix = tempPrefix(path);
+  // Locked until the rename: removeOrphanedTempFiles leaves a locked temp file alone. A name whose lock a sweep
+  // holds (its clock ahead of the file system's) is left to that sweep; a file system without flock refuses the
+  // sweep's lock too, so nothing is removed there.
   for (int attempt = 0; attempt < 4096 && r.m_fd < 0; ++attempt) {
     std::filesystem::path next =
         dir / (prefix + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)));
-    r.m_fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : 0666);
-    if (r.m_fd >= 0) r.m_temp = std::move(next);
-    if (r.m_fd < 0 && errno != EEXIST) break;
+    const int fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : 0666);
+    if (fd < 0 && errno != EEXIST) break;
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      ::close(fd);
+      continue;
+    }
+    r.m_fd = fd;
+    r.m_temp = std::move(next);
   }
   if (r.m_fd < 0) return ioError("cannot create temp file", path);
-  // Held until the rename: removeOrphanedTempFiles leaves a locked temp file alone.
-  (void)::flock(r.m_fd, LOCK_EX | LOCK_NB);
   return r;
 }
 
@@ -143,7 +181,9 @@ FileReplacement::~FileReplacement() {
 }
 
 Status FileReplacement::write(std::span<const std::uint8_t> bytes) {
-  if (m_fd < 0 || m_failed) return Error{ErrorCode::kIo, "write after a failed write to " + m_target.string(), {}};
+  if (m_fd < 0 || m_failed) {
+    return Error{ErrorCode::kIo, "the replacement of " + m_target.string() + " is over (committed or failed)", {}};
+  }
   for (std::size_t done = 0; done < bytes.size();) {
     const ssize_t n = ::write(m_fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -157,7 +197,9 @@ Status FileReplacement::write(std::span<const std::uint8_t> bytes) {
 }
 
 Status FileReplacement::commit() {
-  if (m_fd < 0 || m_failed) return Error{ErrorCode::kIo, "commit after a failed write to " + m_target.string(), {}};
+  if (m_fd < 0 || m_failed) {
+    return Error{ErrorCode::kIo, "the replacement of " + m_target.string() + " is over (committed or failed)", {}};
+  }
   m_failed = true;  // whatever happens below, once
   if (m_keep_mode) {
     // Owner first: fchown clears the set-user-ID and set-group-ID bits, which the mode then restores.
@@ -199,6 +241,7 @@ std::size_t removeOrphanedTempFiles(const std::filesystem::path& path, int min_a
     const std::string name = it->path().filename().string();
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     if (!isTempSuffix(std::string_view(name).substr(prefix.size()))) continue;
+    if (struct stat named {}; ::lstat(it->path().c_str(), &named) != 0 || !S_ISREG(named.st_mode)) continue;
     // Read-write where we may: NFS emulates flock with POSIX locks, whose exclusive form needs a descriptor open for
     // writing (a local flock does not).
     int fd = ::open(it->path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);

@@ -39,6 +39,14 @@ fs::path fileAged(const fs::path& dir, const std::string& name, int age) {
   return p;
 }
 
+// `dir`/shared, made sticky and world-writable as /tmp is.
+fs::path stickyDirectory(const TempDir& dir) {
+  const fs::path shared = dir.path / "shared";
+  fs::create_directory(shared);
+  REQUIRE(::chmod(shared.c_str(), 01777) == 0);
+  return shared;
+}
+
 }  // namespace
 
 TEST_CASE("replaceFile writes the new contents and leaves nothing else beside them") {
@@ -153,9 +161,7 @@ TEST_CASE("a replaced file keeps its set-ID bits; its temp file is private until
 
 TEST_CASE("another user's link in a sticky world-writable directory is not followed; a pipe is refused as such") {
   TempDir dir;
-  const fs::path shared = dir.path / "shared";
-  fs::create_directory(shared);
-  REQUIRE(::chmod(shared.c_str(), 01777) == 0);
+  const fs::path shared = stickyDirectory(dir);
   const fs::path link = shared / "report.json";
   fs::create_symlink(dir.path / "elsewhere.json", link);
   if (::geteuid() == 0) {
@@ -176,4 +182,46 @@ TEST_CASE("another user's link in a sticky world-writable directory is not follo
   ::close(fds[1]);
   REQUIRE_FALSE(piped.ok());
   CHECK(piped.error().code == vtp::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("namesStream: devices, FIFOs and open descriptors' names are streams; files and new paths are not") {
+  TempDir dir;
+  CHECK(namesStream("/dev/null"));
+  CHECK(namesStream("/dev/stdout"));  // a link into /proc/self/fd, whatever stdout is
+  CHECK(namesStream("/proc/self/fd/2"));
+  const fs::path fifo = dir.path / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(namesStream(fifo));
+  REQUIRE(replaceFile(bytesOf("x"), dir.path / "file").ok());
+  CHECK_FALSE(namesStream(dir.path / "file"));
+  CHECK_FALSE(namesStream(dir.path / "new"));
+  fs::create_symlink("file", dir.path / "link");
+  CHECK_FALSE(namesStream(dir.path / "link"));
+  // /dev/stdout redirected to a file (fd 9 standing for it): its /proc name is refused, the file left as it was.
+  const int fd = ::open((dir.path / "file").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const vtp::Status s = replaceFile(bytesOf("y"), "/proc/self/fd/" + std::to_string(fd));
+  ::close(fd);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == vtp::ErrorCode::kInvalidArgument);
+  CHECK(contents(dir.path / "file") == "x");
+}
+
+TEST_CASE("in a sticky world-writable directory, another user's file is not replaced, by root either") {
+  TempDir dir;
+  const fs::path shared = stickyDirectory(dir);
+  const fs::path planted = shared / "report.json";
+  REQUIRE(replaceFile(bytesOf("planted"), planted).ok());
+  if (::geteuid() != 0) {
+    MESSAGE("not root: cannot plant another user's file; the refusal is not checked");
+    return;
+  }
+  REQUIRE(::chown(planted.c_str(), 65534, 65534) == 0);
+  const vtp::Status s = replaceFile(bytesOf("root's"), planted);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == vtp::ErrorCode::kIo);
+  CHECK(contents(planted) == "planted");
+  // Root's own file there, and another user's file in a sticky directory that is not world-writable: replaced.
+  REQUIRE(::chmod(shared.c_str(), 01755) == 0);
+  CHECK(replaceFile(bytesOf("root's"), planted).ok());
 }

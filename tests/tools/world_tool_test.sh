@@ -217,6 +217,11 @@ case $scenario in
     cmp -s report.json report_before.json || fail "a failed --json changed the old report"
     cmp -s copy.vtw copy_before.vtw || fail "a failed copy changed the old world"
     ls | grep -q '\.tmp\.' && fail "a failed write left a temp file: $(ls)"
+    # /dev/stdout redirected to a file is a stream: the report is appended to what the file held, not put in its place.
+    echo "before" >all.json
+    timeout 60 "$tool" check world.vtw --json /dev/stdout >>all.json 2>err.txt || fail "check --json /dev/stdout failed"
+    [ "$(head -n 1 all.json)" = "before" ] || fail "--json /dev/stdout replaced the file stdout was redirected to"
+    grep -q '"build"' all.json || fail "--json /dev/stdout wrote no report"
     ;;
 
   copy_identical)

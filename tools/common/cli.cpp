@@ -146,8 +146,7 @@ std::optional<int> refuseSharedPaths(const char* tool, std::initializer_list<Nam
 std::optional<int> refuseUnwritable(const char* tool, std::initializer_list<NamedPath> outputs) {
   for (const NamedPath& out : outputs) {
     if (notAFile(out.path)) continue;
-    std::error_code ec;
-    if (special(fs::status(out.path, ec))) continue;  // written straight through (OutputFile)
+    if (terrain::namesStream(out.path)) continue;  // written straight through (OutputFile)
     // As the output will be written: a temp file created beside it (and removed again here), the checks of a
     // rename that is bound to fail made.
     Result<terrain::FileReplacement> probe = terrain::FileReplacement::open(out.path);

@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <utility>
 
 namespace vtp::tools {
@@ -25,12 +24,8 @@ Result<OutputFile> OutputFile::open(const std::string& path) {
     out.m_stream = stdout;
     return out;
   }
-  std::error_code ec;
-  using std::filesystem::file_type;
-  const file_type type = std::filesystem::status(path, ec).type();
-  if (type == file_type::character || type == file_type::block || type == file_type::fifo ||
-      type == file_type::socket) {
-    out.m_stream = std::fopen(path.c_str(), "wb");
+  if (terrain::namesStream(path)) {
+    out.m_stream = std::fopen(path.c_str(), "ab");  // appending: /dev/stdout on a file keeps what came before
     if (out.m_stream == nullptr) return writeError(path, errno);
     return out;
   }

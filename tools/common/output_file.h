@@ -1,7 +1,7 @@
 #pragma once
 // Where the tools write their outputs (--json, --csv, --html, --out of export-obj, PNG images): stdout for "-", a
-// device or FIFO straight through, and a file replaced atomically (terrain::FileReplacement), so a crash or a full
-// disk never leaves half an output where the old one was.
+// device, FIFO or /dev/stdout straight through (appended), and a file replaced atomically (terrain::FileReplacement),
+// so a crash or a full disk never leaves half an output where the old one was.
 
 #include <cstdint>
 #include <cstdio>
@@ -20,8 +20,8 @@ namespace vtp::tools {
 /// the old file as it was.
 class OutputFile {
  public:
-  /// "-" is stdout; a path that exists and is not a regular file (/dev/null, /dev/full, a FIFO) is written straight
-  /// through; anything else is replaced atomically.
+  /// "-" is stdout; a stream (terrain::namesStream: /dev/null, /dev/full, a FIFO, /dev/stdout even when redirected
+  /// to a file) is written straight through; anything else is replaced atomically (a directory is refused).
   static Result<OutputFile> open(const std::string& path);
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;

@@ -34,10 +34,11 @@ class FileReplacement {
   /// old file's mode, owner and group, set-ID bits included where the process may; a new file gets 0666 less the
   /// umask). A path that is a symbolic link replaces the file it names, a dangling link's target included (the link
   /// stays a link); as the kernel's fs.protected_symlinks, another user's link in a sticky world-writable directory
-  /// is not followed. Errors, before anything is written: (kInvalidArgument) the path resolves to a device, FIFO or
-  /// socket (replacing would swap out the node itself); (kIo) a directory or other non-regular file, another user's
-  /// file in a sticky directory (the rename would fail), a link that cannot or may not be followed, a temp file that
-  /// cannot be created (with errno's text).
+  /// is not followed. Errors, before anything is written: (kInvalidArgument) namesStream(path) (replacing would swap
+  /// out a device node, or the file under an open descriptor); (kIo) a directory or other non-regular file, another
+  /// user's file in a sticky directory (the rename would fail; in a world-writable one root is refused too, as the
+  /// kernel's fs.protected_regular), a link that cannot or may not be followed, a temp file that cannot be created
+  /// (with errno's text).
   static Result<FileReplacement> open(const std::filesystem::path& path);
   FileReplacement(FileReplacement&& other) noexcept;
   FileReplacement& operator=(FileReplacement&& other) noexcept;
@@ -47,9 +48,10 @@ class FileReplacement {
 
   /// Appends `bytes`. kIo when the write fails (a full disk); the replacement can then only be dropped.
   Status write(std::span<const std::uint8_t> bytes);
-  /// fsync, rename over the target, fsync the directory; then removes orphaned temp files of the target. kIo on
-  /// failure: before the rename the old file is untouched and the temp file removed; after it, the message says the
-  /// new file is in place (opening or syncing the directory failed). A rename over a directory fails.
+  /// Gives a replacing file the old one's owner, group and mode, fsyncs, renames over the target and fsyncs the
+  /// directory; then removes orphaned temp files of the target. Once only. kIo on failure: before the rename the old
+  /// file is untouched (the temp file goes when the FileReplacement is dropped); after it, the message says the new
+  /// file is in place (opening or syncing the directory failed).
   Status commit();
 
  private:
@@ -60,6 +62,11 @@ class FileReplacement {
   bool m_keep_mode = false;  // a file is replaced: commit gives the temp file its mode, owner and group
   std::uint32_t m_mode = 0, m_uid = 0, m_gid = 0;
 };
+
+/// Whether `path` names a stream rather than a file that can be replaced: a device, FIFO or socket, or an open
+/// descriptor's name in procfs (/dev/stdout, /dev/fd/3, /proc/self/fd/1, through links). Such a path is written
+/// straight through (the tools do) and FileReplacement::open refuses it.
+bool namesStream(const std::filesystem::path& path);
 
 /// Writes `bytes` to `path` atomically: FileReplacement's open, write and commit, with their errors.
 Status replaceFile(std::span<const std::uint8_t> bytes, const std::filesystem::path& path);

@@ -12,7 +12,7 @@
 ///   chunk with air and lists it. loadWorldFile reads and checks the header (at most 64 KiB) before it allocates
 ///   the rest of the file. A world over LoadOptions::max_memory_bytes fails with kLimitExceeded, and an allocation
 ///   that fails below it (the process's own limit) with kOutOfMemory, never an exception.
-/// - Saving is atomic (replaceFile, file_replace.h): temp file in the same directory (O_EXCL), write, fsync, rename
+/// - Saving is atomic (FileReplacement, file_replace.h): temp file in the same directory (O_EXCL), write, fsync, rename
 ///   over the target, fsync the directory. A crash leaves the old file or the new one. The temp file a crash leaves
 ///   is never read by load, and a later save of the same target removes it once it is a minute old.
 /// Thread-safety: all functions are safe to call concurrently with reads and edits of the World they save (the save
@@ -74,9 +74,9 @@ Result<LoadedWorld> loadWorldFile(const std::filesystem::path& path, const LoadO
 /// Encodes a consistent snapshot of the world. Throws std::bad_alloc when memory runs out (saveWorldFile returns
 /// kOutOfMemory instead).
 std::vector<std::uint8_t> encodeWorld(const World& world);
-/// Encodes and writes atomically (replaceFile: its errors, links and permissions). On error the previous file, if
-/// any, is untouched, except when opening or syncing the directory after the rename fails: the message then says
-/// the new file is in place.
+/// Opens a FileReplacement of `path` (its errors, links, modes and refusals, before anything is encoded), encodes
+/// and writes into it, and commits. On error the previous file, if any, is untouched, except when opening or syncing
+/// the directory after the rename fails: the message then says the new file is in place.
 Status saveWorldFile(const World& world, const std::filesystem::path& path);
 
 }  // namespace vtp::terrain
