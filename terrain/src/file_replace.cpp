@@ -72,30 +72,33 @@ Result<std::filesystem::path> followLinks(const std::filesystem::path& link_or_p
   }
 }
 
-bool isDeviceLike(const struct stat& st) {
-  return S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+// Whether the kernel resolves `path` to a device, FIFO or socket.
+bool isDeviceLike(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 &&
+         (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 }  // namespace
 
 bool namesStream(const std::filesystem::path& path) {
-  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && isDeviceLike(st)) return true;
+  if (isDeviceLike(path)) return true;
   bool through_proc = false;
   return followLinks(path, through_proc).ok() && through_proc;
 }
 
 Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_or_path) {
-  // Renaming over a device, FIFO or socket would replace the node itself (for root, /dev/null too), and over what
-  // an open descriptor names (/dev/stdout redirected to a file) would swap the file out from under the descriptor:
-  // refused before anything is written.
-  if (namesStream(link_or_path)) {
+  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
+  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw). Renaming over a
+  // device, FIFO or socket would replace the node itself (for root, /dev/null too), and over what an open
+  // descriptor names (/dev/stdout redirected to a file) would swap the file out from under the descriptor: both
+  // refused (namesStream) before anything is written.
+  bool through_proc = false;
+  Result<std::filesystem::path> followed = followLinks(link_or_path, through_proc);
+  if (through_proc || isDeviceLike(link_or_path)) {
     return Error{ErrorCode::kInvalidArgument,
                  link_or_path.string() + " is a device, FIFO, socket or open descriptor; cannot replace it", {}};
   }
-  // A symbolic link writes the file it names, so the link stays a link (the rename would replace the link); a
-  // dangling one too (the first save through `current.vtw -> worlds/v2.vtw` creates v2.vtw).
-  bool through_proc = false;
-  Result<std::filesystem::path> followed = followLinks(link_or_path, through_proc);
   if (!followed) return followed.error();
   const std::filesystem::path path = std::move(followed).value();
   const std::filesystem::path dir = directoryOf(path);
@@ -122,10 +125,9 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   r.m_target = path;
   // A file replaced keeps its permission bits, owner and group (commit sets them); a new one gets 0666 less the
   // umask, as open() gives it.
-  r.m_keep_mode = exists;
-  r.m_mode = std::uint32_t(old.st_mode & 07777);
-  r.m_uid = std::uint32_t(old.st_uid);
-  r.m_gid = std::uint32_t(old.st_gid);
+  if (exists) {
+    r.m_kept = {true, std::uint32_t(old.st_mode & 07777), std::uint32_t(old.st_uid), std::uint32_t(old.st_gid)};
+  }
   // An orphan from a crashed process with the same pid (common in containers) may hold a name: take the next one.
   // Private until commit: a replaced 0600 world is never readable by others, not even while written, and an orphan
   // of a read-only target stays writable by its owner, so removeOrphanedTempFiles can lock it.
@@ -150,29 +152,19 @@ Result<FileReplacement> FileReplacement::open(const std::filesystem::path& link_
   return r;
 }
 
-FileReplacement::FileReplacement(FileReplacement&& other) noexcept
-    : m_target(std::move(other.m_target)),
-      m_temp(std::exchange(other.m_temp, {})),
-      m_fd(std::exchange(other.m_fd, -1)),
-      m_failed(other.m_failed),
-      m_keep_mode(other.m_keep_mode),
-      m_mode(other.m_mode),
-      m_uid(other.m_uid),
-      m_gid(other.m_gid) {}
+FileReplacement::FileReplacement(FileReplacement&& other) noexcept { swap(other); }
 
 FileReplacement& FileReplacement::operator=(FileReplacement&& other) noexcept {
-  if (this != &other) {
-    FileReplacement dropped(std::move(*this));  // this one's temp file goes with it
-    m_target = std::move(other.m_target);
-    m_temp = std::exchange(other.m_temp, {});
-    m_fd = std::exchange(other.m_fd, -1);
-    m_failed = other.m_failed;
-    m_keep_mode = other.m_keep_mode;
-    m_mode = other.m_mode;
-    m_uid = other.m_uid;
-    m_gid = other.m_gid;
-  }
+  FileReplacement(std::move(other)).swap(*this);  // this one's old temp file goes with the temporary
   return *this;
+}
+
+void FileReplacement::swap(FileReplacement& other) noexcept {
+  std::swap(m_target, other.m_target);
+  std::swap(m_temp, other.m_temp);
+  std::swap(m_fd, other.m_fd);
+  std::swap(m_failed, other.m_failed);
+  std::swap(m_kept, other.m_kept);
 }
 
 FileReplacement::~FileReplacement() {
@@ -201,10 +193,10 @@ Status FileReplacement::commit() {
     return Error{ErrorCode::kIo, "the replacement of " + m_target.string() + " is over (committed or failed)", {}};
   }
   m_failed = true;  // whatever happens below, once
-  if (m_keep_mode) {
+  if (m_kept.replaces) {
     // Owner first: fchown clears the set-user-ID and set-group-ID bits, which the mode then restores.
-    (void)::fchown(m_fd, uid_t(m_uid), gid_t(m_gid));  // fails unless privileged or unchanged; the mode is kept
-    if (::fchmod(m_fd, mode_t(m_mode)) != 0) return ioError("cannot copy the old file's permissions", m_target);
+    (void)::fchown(m_fd, uid_t(m_kept.uid), gid_t(m_kept.gid));  // fails unless privileged or unchanged
+    if (::fchmod(m_fd, mode_t(m_kept.mode)) != 0) return ioError("cannot copy the old file's permissions", m_target);
   }
   if (::fsync(m_fd) != 0) return ioError("fsync failed", m_target);
   if (::rename(m_temp.c_str(), m_target.c_str()) != 0) return ioError("rename failed", m_target);

@@ -59,8 +59,11 @@ class FileReplacement {
   std::filesystem::path m_target, m_temp;
   int m_fd = -1;
   bool m_failed = false;
-  bool m_keep_mode = false;  // a file is replaced: commit gives the temp file its mode, owner and group
-  std::uint32_t m_mode = 0, m_uid = 0, m_gid = 0;
+  struct Kept {
+    bool replaces = false;  // a file is replaced: commit gives the temp file its mode, owner and group
+    std::uint32_t mode = 0, uid = 0, gid = 0;
+  } m_kept;
+  void swap(FileReplacement& other) noexcept;
 };
 
 /// Whether `path` names a stream rather than a file that can be replaced: a device, FIFO or socket, or an open
