@@ -131,8 +131,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
     }
   };
   if (small) {
-    integrate({reach.min, {reach.max.x - reach.min.x, reach.max.y - reach.min.y, reach.max.z - reach.min.z},
-               voxels.data()});
+    integrate(water::boxBlock(reach, voxels.data()));
   } else {
     // A large body: tile by tile, only tiles with a chunk whose masks hold water.
     thread_local std::vector<std::array<std::int32_t, 3>> tiles;
@@ -147,7 +146,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
       const terrain::VoxelBox box = terrain::intersect(tileBox(tile), reach);
       if (Status s = read(box); !s) return s.error();
       if (std::any_of(voxels.begin(), voxels.end(), terrain::isWater)) {
-        integrate({box.min, {box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z}, voxels.data()});
+        integrate(water::boxBlock(box, voxels.data()));
       }
     }
   }

@@ -37,6 +37,11 @@ inline VoxelBlock chunkBlock(terrain::ChunkCoord c, const terrain::Voxel* voxels
   return {terrain::chunkOrigin(c), {terrain::kChunkSize, terrain::kChunkSize, terrain::kChunkSize}, voxels};
 }
 
+/// The block of `box`'s voxels, read (World::readBox) into `voxels`.
+inline VoxelBlock boxBlock(const terrain::VoxelBox& box, const terrain::Voxel* voxels) {
+  return {box.min, {box.max.x - box.min.x, box.max.y - box.min.y, box.max.z - box.min.z}, voxels};
+}
+
 /// occupancy / 255 for every occupancy, computed at compile time (a division per voxel was the walk's largest cost).
 inline constexpr std::array<double, 256> kFillOfOccupancy = [] {
   std::array<double, 256> t{};
