@@ -1,8 +1,9 @@
-# Install rules and the CMake package: a game server's CMake does `find_package(vtp)` and links vtp::terrain.
+# Install rules and the CMake package: a game server's CMake does `find_package(vtp)` and links vtp::terrain, vtp::mesher,
+# vtp::physics and, for a Bullet dynamics world, vtp::physics_bullet.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS vtp_terrain vtp_mesher vtp_physics EXPORT vtpTargets
+install(TARGETS vtp_terrain vtp_mesher vtp_physics vtp_physics_bullet EXPORT vtpTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,7 +1,7 @@
 // The terrain in a Bullet world (BulletTerrain): ordinary btRigidBody objects resting, stacking, sliding and falling
 // on voxel terrain, with the physical tolerances of issue 6 (voxel = 1 m, g = 9.81, 60 Hz), and Bullet's own queries
 // (rayTest, convexSweepTest, continuous collision) against the terrain object.
-#include "vtp/physics/bullet_terrain.h"
+#include "vtp/physics/bullet/bullet_terrain.h"
 
 #include <BulletCollision/CollisionDispatch/btEmptyCollisionAlgorithm.h>
 #include <doctest/doctest.h>

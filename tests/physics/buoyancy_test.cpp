@@ -1,6 +1,6 @@
 // The buoyancy helper (buoyancy.h) on real Bullet bodies: the acceptance crate (1 m, 500 kg/m^3, voxel = 1 m,
 // g = 9.81) floats at its analytic draft; shapes convert with their margins; unsupported shapes are refused.
-#include "vtp/physics/buoyancy.h"
+#include "vtp/physics/bullet/buoyancy.h"
 
 #include <doctest/doctest.h>
 

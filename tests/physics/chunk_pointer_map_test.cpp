@@ -1,7 +1,7 @@
 // The collider cache's per-shard map (physics/src/chunk_pointer_map.h, white-box) against std::map over random
 // inserts, erases and lookups: keys from a small cube around the origin (negative coordinates, long probe runs) and
 // keys of one shard only (equal low hash bits, which the map skips), through growth and backward-shift deletion.
-#include "chunk_pointer_map.h"
+#include "cache/chunk_pointer_map.h"
 
 #include <doctest/doctest.h>
 

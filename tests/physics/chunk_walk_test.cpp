@@ -3,7 +3,7 @@
 // entry, and no other. Rays: random ones with negative coordinates, axis-aligned ones, ones on chunk boundaries or one
 // voxel off them (exactly on a grown bound), ones starting on a boundary behind the origin by rounding (a reviewer's
 // reproducer), long ones, zero-length ones, and directions from 1e-300 to 1e300 with subnormal and flushed components.
-#include "chunk_walk.h"
+#include "query/chunk_walk.h"
 
 #include <doctest/doctest.h>
 

@@ -21,7 +21,7 @@
 #include "ray_oracle.h"
 #include "support/random_world.h"
 #include "vtp/physics/collider_builder.h"
-#include "world_frame_ray.h"  // physics/src (white-box)
+#include "query/world_frame_ray.h"  // physics/src (white-box)
 
 using namespace vtp::terrain;
 using namespace vtp::physics;

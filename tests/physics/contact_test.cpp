@@ -19,8 +19,8 @@
 #include <random>
 #include <vector>
 
-#include "bullet_shape.h"
-#include "chunk_contacts.h"
+#include "contact/gjk_shape.h"
+#include "contact/chunk_contacts.h"
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
 #include "support/terrain_physics_support.h"
@@ -153,7 +153,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
     if (!*hit) continue;
     pose.position[1] = down.hit.point[1] + std::uniform_real_distribution<double>(-0.6, 1.2)(rng) * voxel_size;
 
-    const BulletShapePtr bt = makeBulletShape(shape);
+    const GjkShapePtr bt = makeGjkShape(shape);
     btQuaternion q{btScalar(pose.rotation[0]), btScalar(pose.rotation[1]), btScalar(pose.rotation[2]),
                    btScalar(pose.rotation[3])};
     const btMatrix3x3 basis(q);

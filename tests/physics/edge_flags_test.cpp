@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "edge_flags.h"
+#include "collider/edge_flags.h"
 #include "support/random_world.h"
 #include "vtp/physics/terrain_physics.h"
 

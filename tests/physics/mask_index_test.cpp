@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "physics/mask_reference.h"
-#include "query_range.h"  // white-box: the query's conversion to voxels
+#include "broadphase/query_range.h"  // white-box: the query's conversion to voxels
 #include "support/random_world.h"
 #include "vtp/mesher/surface_mesher.h"
 

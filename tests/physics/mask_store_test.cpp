@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "mask_store.h"
+#include "broadphase/mask_store.h"
 
 using namespace vtp::physics;
 

@@ -1,7 +1,7 @@
 // The water caches' RecentlyUsed (physics/src/recently_used.h, white-box): hits, misses and which value a miss
 // replaces, against a model that keeps the keys in order of use; a predicate that rejects a key's value; a fill that
 // throws; values that stay where they are.
-#include "recently_used.h"
+#include "cache/recently_used.h"
 
 #include <doctest/doctest.h>
 

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "hull_chords.h"
+#include "water/hull_chords.h"
 #include "support/random_world.h"
 #include "support/terrain_physics_support.h"
 

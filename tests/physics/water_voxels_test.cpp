@@ -2,7 +2,7 @@
 // written out column by column, and wetMoments with a pool against the voxel walk alone, on random pools (beds of
 // uneven height, columns without water, partly filled tops, rock and air above), pools broken by one voxel, and
 // segments at random, vertical, level on the surface or a floor, and along column boundaries.
-#include "water_voxels.h"
+#include "water/water_voxels.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // The `vtp` mode (vtp_mode.h).
 #include "vtp_mode.h"
 
-#include "vtp/physics/bullet_terrain.h"
+#include "vtp/physics/bullet/bullet_terrain.h"
 #include "vtp/physics/terrain_physics.h"
 
 namespace vtp::tools::sim {

@@ -12,7 +12,7 @@
 #include <span>
 
 #include "scene.h"
-#include "vtp/physics/buoyancy.h"
+#include "vtp/physics/bullet/buoyancy.h"
 #include "vtp/physics/terrain_physics.h"
 
 namespace vtp::tools::sim {
