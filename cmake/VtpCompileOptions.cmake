@@ -3,7 +3,7 @@
 # vtp_target_options(<target>) applies the house flags to one of *our* targets only (third-party code never gets them):
 # x86-64-v3, no FMA contraction (saved and hashed output must not depend on flags), warnings, sanitizers.
 # vtp_baseline_sources(<files...>) marks the few files that must run on any x86-64 before the CPU check has passed
-# (CONVENTIONS "Determinism and builds"): they are compiled for plain x86-64 and must hold no dynamic initialisers.
+# (tools/README.md, determinism and builds): they are compiled for plain x86-64 and must hold no dynamic initialisers.
 
 set(VTP_ARCH_FLAGS -march=x86-64-v3 -mtune=generic)
 set(VTP_BASELINE_ARCH_FLAGS -march=x86-64 -mtune=generic)

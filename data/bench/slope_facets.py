@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How flat the smooth mesher makes the 15-degree slope of issue 6's rolling-ball test, under variants of its rules.
+"""How flat the smooth mesher makes the 15-degree slope of the physics rolling-ball test, under variants of its rules.
 
 The test writes rock below y = x tan(15 deg), each voxel filled to the plane's height at its column's centre and
 rounded to 8 bits (tests/physics/bullet_terrain_test.cpp). The slope is uniform along z, so the mesh is a profile in

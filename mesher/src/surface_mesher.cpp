@@ -1,6 +1,6 @@
 // Surface nets over one chunk box, with bit-mask edge detection (whole rows of voxels per operation) and exact
 // occupancy-weighted vertices. The rules are stated in surface_mesher.h; this file is about doing them fast
-// (techniques from ../shared/research/mesher-feasibility.md; the code is ours):
+// in these steps:
 //   0. the fast path: a box whose voxels from (1, 1, 1) on are all equal (all air, water or one solid) has no surface;
 //      checked with two vector operations per 16 voxels before anything else;
 //   1. weights: one AVX2 pass turns voxels into weights e (occupancy if solid, else 0) and their sign bits (e >= 128

@@ -1,4 +1,4 @@
-// Edit-script parsing (grammar: edit_script.h, CONVENTIONS "Edits"). A hand-written word splitter and one small
+// Edit-script parsing (grammar: edit_script.h). A hand-written word splitter and one small
 // parser per form; every value is checked here for syntax only, and World::apply does the range and cap checks.
 #include "vtp/terrain/edit_script.h"
 

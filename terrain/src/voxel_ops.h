@@ -1,5 +1,5 @@
 #pragma once
-// The per-voxel rules of CONVENTIONS "Edits": what fill, clear and paint do to one voxel given the coverage level c.
+// The per-voxel edit rules (terrain/README.md): what fill, clear and paint do to one voxel given the coverage level c.
 
 #include <algorithm>
 #include <cstdint>

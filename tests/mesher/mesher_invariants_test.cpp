@@ -1,5 +1,6 @@
-// Issue 3's invariants as property tests: seam-exact, watertight, bounded spill, no zero-area or duplicate triangles,
-// the layer rule and outward winding. Regions are meshed chunk by chunk with the fast mesher, as physics will.
+// The mesher's invariants (surface_mesher.h) as property tests: seam-exact, watertight, bounded spill, no zero-area or
+// duplicate triangles, the layer rule and outward winding. Regions are meshed chunk by chunk with the fast mesher, as
+// physics will.
 #include <doctest/doctest.h>
 
 #include <algorithm>

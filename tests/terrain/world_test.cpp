@@ -19,7 +19,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The coverage level CONVENTIONS prescribes for a sphere at voxel v (brute force, written out independently).
+// The coverage level edit.h prescribes for a sphere at voxel v (brute force, written out independently).
 int sphereLevel(Vec3d c, double r, VoxelCoord v) {
   const double dx = v.x + 0.5 - c.x, dy = v.y + 0.5 - c.y, dz = v.z + 0.5 - c.z;
   const double cov = std::clamp(0.5 + r - std::sqrt(dx * dx + dy * dy + dz * dz), 0.0, 1.0);
@@ -118,7 +118,7 @@ TEST_CASE("World") {
     CHECK(partial > 50);  // the rim really is fractional
   }
 
-  SUBCASE("fill meets existing voxels as CONVENTIONS says") {
+  SUBCASE("fill meets existing voxels by the documented rules") {
     REQUIRE(world->setVoxel({0, 0, 0}, {kWaterMaterial, 200}).ok());
     REQUIRE(world->setVoxel({1, 0, 0}, {2, 100}).ok());
     REQUIRE(world->setVoxel({2, 0, 0}, {3, 100}).ok());

@@ -1,11 +1,12 @@
 # vtp-world run on real files: tests/tools/world_tool_test.sh, one ctest per scenario (label `tools`). Worlds are made
 # by the tool itself from the committed empty default world, tests/data/world/empty.vtw (see the README there).
+# readme_example applies the first code block of tools/README.md "Edit scripts", which is passed as the last argument.
 if(TARGET vtp-world)
   foreach(scenario help usage check_good check_corrupt salvage copy_identical edit edit_rejects raycast
                    raycast_water outputs_atomic readme_example)
     add_test(NAME vtp_world_${scenario}
              COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/world_tool_test.sh ${scenario} $<TARGET_FILE:vtp-world>
-                     ${PROJECT_SOURCE_DIR}/tests/data/world ${PROJECT_SOURCE_DIR}/README.md)
+                     ${PROJECT_SOURCE_DIR}/tests/data/world ${PROJECT_SOURCE_DIR}/tools/README.md)
     set_tests_properties(vtp_world_${scenario} PROPERTIES LABELS tools TIMEOUT 300)
   endforeach()
 endif()
@@ -21,7 +22,7 @@ if(TARGET vtp-world)
   set_tests_properties(vtp_world_copy_default_identical PROPERTIES LABELS tools TIMEOUT 120)
 endif()
 
-# `vtp-world export-obj` on the default world (issue 3): a small box gives valid triangles and a PNG; a box reaching
+# `vtp-world export-obj` on the default world: a small box gives valid triangles and a PNG; a box reaching
 # past storage is clipped (one past every axis exports exactly the whole world, one wholly outside exports nothing);
 # bad boxes are usage errors (2); a missing world or an unwritable output is invalid data (1).
 if(TARGET vtp-world)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vtp-world run on real files (tests/tools/world.cmake registers one ctest per scenario).
 #   world_tool_test.sh SCENARIO VTP_WORLD FIXTURE_DIR [README]
+# README is tools/README.md, needed by readme_example only.
 # Every world is made in a fresh temporary directory from the committed empty default world
 # (FIXTURE_DIR/empty.vtw) with `vtp-world edit`, so nothing depends on other tools.
 set -u
@@ -367,12 +368,12 @@ case $scenario in
       <(sed -n 1p out.txt) || fail "--all --water: $(sed -n 1p out.txt)"
     ;;
   readme_example)
-    # The first code block of README "Edit scripts" is a script that applies cleanly to an empty world.
+    # The first code block of tools/README.md "Edit scripts" is a script that applies cleanly to an empty world.
     awk '/<!-- edit-script -->/ { section = 1 } section && /^```/ { if (inside) exit; inside = 1; next } inside' \
       "$readme" >example.txt
     [ -s example.txt ] || fail "no example script found in $readme"
     run 0 edit "$empty" example.vtw --script example.txt
-    grep -q 'applied 9 edit' out.txt || fail "the README example is not 9 edits: $(cat out.txt)"
+    grep -q 'applied 9 edit' out.txt || fail "the tools/README.md example is not 9 edits: $(cat out.txt)"
     ;;
 
   *)

@@ -41,7 +41,7 @@ void valueFlags(const CLI::App& app, std::vector<std::string>& out) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) valueFlags(*sub, out);
 }
 
-// CONVENTIONS: the argument after a flag that takes a value is always its value, even when it begins with '-'.
+// The argument after a flag that takes a value is always its value, even when it begins with '-' (tools/README.md).
 // CLI11 would read `--script -edits.txt` as two flags, so such pairs become `--flag=value` before parsing. An empty
 // value (`--json ""` or `--json=`) is a usage error: CLI11 would take the next argument as the value instead (`info
 // --json "" a.vtw b.vtw` wrote the report over a.vtw).

@@ -1,5 +1,5 @@
 #pragma once
-// Shared command-line handling for the tools (CONVENTIONS "Command-line tools"): CLI11 parsing with vtp's exit codes,
+// Shared command-line handling for the tools (tools/README.md): CLI11 parsing with vtp's exit codes,
 // and parsers for the `--box` and `--size` value formats.
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 // Every tool's main(), compiled for baseline x86-64: it checks the CPU before any x86-64-v3 code runs
-// (CONVENTIONS "Determinism and builds"), then hands over to the tool. Only C library calls and a catch here.
+// (tools/README.md, determinism and builds), then hands over to the tool. Only C library calls and a catch here.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

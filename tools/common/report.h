@@ -1,5 +1,5 @@
 #pragma once
-// JSON report helpers shared by the tools (CONVENTIONS "JSON reports"): the machine and build sections every report
+// JSON report helpers shared by the tools (tools/README.md): the machine and build sections every report
 // carries, and writing a report to a path or stdout.
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// How the figures are taken (issue 5's protocol):
+// How the figures are taken:
 // - Surface chunks as in the mesh section; each chunk's collider is built from its 10^3 box's mesh, and Bullet's
 //   btBvhTriangleMeshShape (quantised, and plain) from the same triangles as float xyz + int32 indices.
 // - Build: ColliderBuilder::build from a mesh already in memory (meshing excluded) against btTriangleIndexVertexArray

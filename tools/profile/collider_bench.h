@@ -1,5 +1,5 @@
 #pragma once
-// The collider sections of vtp-profile (issue 5): collider build, bytes and queries per surface chunk, side by side
+// The collider sections of vtp-profile: collider build, bytes and queries per surface chunk, side by side
 // with Bullet's btBvhTriangleMeshShape on the same triangles, every query of ours checked against a double-precision
 // oracle. Fills the report's "collider", "ratios" and "mismatches" objects.
 

@@ -1,7 +1,7 @@
 #pragma once
-// The masks section of vtp-profile (issue 4): chunk mask builds, the world's MaskIndex (build time, size, queries,
+// The masks section of vtp-profile: chunk mask builds, the world's MaskIndex (build time, size, queries,
 // edits with and without it) and the broadphase's precision against the mesher's triangles. Absolute figures (the
-// masks have no Bullet counterpart), timed by the rules of CONVENTIONS "Benchmarks".
+// masks have no Bullet counterpart), timed by the rules of timing.h.
 
 #include <nlohmann/json.hpp>
 

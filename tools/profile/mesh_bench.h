@@ -1,7 +1,6 @@
 #pragma once
-// The mesher section of vtp-profile (issue 3): SurfaceMesher::mesh per surface chunk of a world, its fast paths and an
-// adversarial white-noise box. Absolute figures (the mesher has no Bullet counterpart), timed by the rules of
-// CONVENTIONS "Benchmarks".
+// The mesher section of vtp-profile: SurfaceMesher::mesh per surface chunk of a world, its fast paths and an
+// adversarial white-noise box. Absolute figures (the mesher has no Bullet counterpart), timed as timing.h says.
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #pragma once
-// The published layout, kept as the profiler's reference row (../shared/seeds/roblox-voxel-terrain-physics.txt,
-// "Loose kD tree"): binary loose kD nodes of 12 bytes (two float planes on one axis, a child or leaf index), leaves of
-// at most 2 triangles, rays walked near child first with a stack and tested one triangle at a time (Möller–Trumbore
-// in float). Built from our kD build over our 16-bit mesh, so only the layout and the walk differ from ours.
+// The layout Roblox published for its voxel terrain physics ("Loose kD tree"), kept as the profiler's reference row:
+// binary loose kD nodes of 12 bytes (two float planes on one axis, a child or leaf index), leaves of at most 2
+// triangles, rays walked near child first with a stack and tested one triangle at a time (Möller–Trumbore in float).
+// Built from our kD build over our 16-bit mesh, so only the layout and the walk differ from ours.
 
 #include <cstdint>
 #include <memory>

@@ -89,7 +89,7 @@ Result<nlohmann::json> benchTerrain(const std::filesystem::path& path, std::uint
   j["load_ms"] = load_ms;
   j["memory_bytes"] = stats.chunk_bytes + stats.table_bytes;
   j["memory_per_stored_chunk_bytes"] = double(stats.chunk_bytes + stats.table_bytes) / double(stats.stored_chunks);
-  // L1-resident: one box over and over (CONVENTIONS' per-call rule). Sweep: every dense chunk in (z, y, x) order, as
+  // L1-resident: one box over and over (timing.h's per-call rule). Sweep: every dense chunk in (z, y, x) order, as
   // a mesher or mask builder walks a world; neighbours' voxels come from L2/L3. Shuffled: the same chunks in random
   // order, the cold worst case. The naive row is World::voxel per voxel, what readBox replaces.
   j["read_box"]["box10_l1_resident_median_ns"] = readBoxNs(world, apronBoxes({dense.front()}, 1));

@@ -1,6 +1,6 @@
 #pragma once
-// Timing rules of CONVENTIONS "Benchmarks": single thread, median of 3 repetitions, calls under 1 us timed in batches
-// of at least 1000 between two clock reads, with the clock's own overhead subtracted.
+// Timing rules of every vtp-profile figure (tools/README.md): single thread, median of 3 repetitions, calls under 1 us
+// timed in batches of at least 1000 between two clock reads, with the clock's own overhead subtracted.
 
 #include <chrono>
 #include <cstddef>

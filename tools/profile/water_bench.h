@@ -1,6 +1,6 @@
 #pragma once
 // The water section of vtp-profile: what submerged() costs a body floating in a world's water, per shape kind.
-// Absolute figures (Bullet has no buoyancy query to compare with), timed by the rules of CONVENTIONS "Benchmarks".
+// Absolute figures (Bullet has no buoyancy query to compare with), timed by the rules of timing.h.
 
 #include <nlohmann/json.hpp>
 

@@ -138,7 +138,7 @@ class SimWorld {
 double msSince(std::chrono::steady_clock::time_point start);
 
 /// FNV-1a 64 over every body's position, orientation (x, y, z, w), linear and angular velocity as btScalar bytes, in
-/// id order (CONVENTIONS "JSON reports").
+/// id order (the report's hash, tools/README.md).
 std::uint64_t bodiesHash(std::span<btRigidBody* const> bodies);
 
 }  // namespace vtp::tools::sim

@@ -1,5 +1,6 @@
-// `vtp-world edit IN OUT --script EDITS.txt`: replays an edit script (README "Edit scripts") on a world file. The
-// whole script is one World::apply batch, so a bad line or a rejected edit leaves nothing changed and nothing saved.
+// `vtp-world edit IN OUT --script EDITS.txt`: replays an edit script (tools/README.md "Edit scripts") on a world
+// file. The whole script is one World::apply batch, so a bad line or a rejected edit leaves nothing changed and nothing
+// saved.
 #include <cstdio>
 #include <iterator>
 #include <memory>
@@ -62,7 +63,8 @@ Command addEditCommand(CLI::App& app) {
       "edit", "Apply an edit script to IN as one batch and save the result as OUT; on a bad line nothing is saved");
   cmd->add_option("IN", args->in, "World file to read")->required();
   cmd->add_option("OUT", args->out, "World file to write (replaced atomically)")->required();
-  cmd->add_option("--script", args->script, "Edit script, one edit per line ('-' = stdin); see README \"Edit scripts\"")
+  cmd->add_option("--script", args->script,
+                  "Edit script, one edit per line ('-' = stdin); see tools/README.md \"Edit scripts\"")
       ->type_name("EDITS.txt")
       ->required();
   addJsonOption(*cmd, args->json);

@@ -1,7 +1,7 @@
 // `vtp-world raycast FILE --rays RAYS.txt [--all] [--water] [--json PATH]`: rays against a world's collision surface,
 // for an engineer checking a query without writing code. RAYS.txt holds one segment per line, `x0 y0 z0 x1 y1 z1` in
 // world units ('-' reads stdin; blank lines and lines starting with '#' are skipped). One JSON line per ray on stdout
-// (CONVENTIONS "Ray files"): the closest hit, or with --all every hit in increasing t, t being the fraction of the
+// (format: tools/README.md): the closest hit, or with --all every hit in increasing t, t being the fraction of the
 // segment. --water adds the segment's first entry into water (physics::raycastWater) as one more hit with "water":
 // true, material "water", the normal of the water boundary crossed and front_face true, in t order among the others. A
 // bad line prints {"ray": i, "error": "..."} and the exit code is 1 once every ray has been answered.
@@ -89,7 +89,7 @@ int runRaycast(const RaycastArgs& args) {
   while (std::getline(in, line)) {
     const std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    nlohmann::ordered_json out;  // keys in the order CONVENTIONS shows
+    nlohmann::ordered_json out;  // keys in the order tools/README.md shows
     out["ray"] = index++;
     std::istringstream fields(line);
     double p[6];

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// The materials generated worlds use: the CONVENTIONS default table (2 rock, 3 dirt, 4 sand, 5 grass, 6 ore) plus
-/// two more ore kinds, so veins come in several materials.
+/// The materials generated worlds use: the default table (2 rock, 3 dirt, 4 sand, 5 grass, 6 ore; terrain/README.md)
+/// plus two more ore kinds, so veins come in several materials.
 
 #include <cstdint>
 

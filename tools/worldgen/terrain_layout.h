@@ -76,7 +76,8 @@ inline constexpr double kMaxMesaTop = 28.0;
 /// Deterministic: equal arguments give equal layouts on every build.
 TerrainLayout planTerrain(std::uint64_t seed, terrain::VoxelCoord size);
 
-/// The box of a `size` world: x and z centred on 0 (from -X/2, rounded toward zero), y from -Y/2 (CONVENTIONS).
+/// The box of a `size` world: x and z centred on 0 (from -X/2, rounded toward zero), y from -Y/2
+/// (tools/worldgen/README.md).
 terrain::VoxelBox worldBox(terrain::VoxelCoord size);
 
 }  // namespace vtp::worldgen

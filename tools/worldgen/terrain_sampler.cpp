@@ -98,7 +98,7 @@ double smoothStep(double t) {
   return t * t * (3.0 - 2.0 * t);
 }
 
-// CONVENTIONS coverage rule applied to the density at the voxel centre.
+// Edit coverage's rule (edit.h) applied to the density at the voxel centre.
 std::uint8_t occupancyOf(double d) {
   if (d >= 0.5) return 255;
   if (d <= -0.5) return 0;

@@ -3,7 +3,7 @@
 /// Turns a TerrainLayout into voxels. The terrain is a density field d (in voxels, positive inside rock, roughly the
 /// signed distance to the surface) built from smooth pieces: rolling hills as a height field, lakes and rivers carved
 /// into it, mesas, islands, the rim and bedrock added, caves and tunnels cut out. A voxel's occupancy is
-/// round(255 * clamp(0.5 + d, 0, 1)) at its centre, the same rule as edit coverage (CONVENTIONS "Edits"), so the
+/// round(255 * clamp(0.5 + d, 0, 1)) at its centre, the same rule as edit coverage (edit.h), so the
 /// surface passes where d = 0 and voxels near it hold fractions: a smooth mesher makes slopes, not stairs.
 /// Materials follow from a walk down each column (grass, dirt, sand near water, rock, ore veins).
 

@@ -1,5 +1,5 @@
 // vtp-worldgen: writes a deterministic procedural world file (.vtw) from a preset and a seed, and optionally a JSON
-// summary. Exit codes follow CONVENTIONS: 0 written, 1 the world could not be made or saved, 2 usage error.
+// summary. Exit codes (tools/README.md): 0 written, 1 the world could not be made or saved, 2 usage error.
 #include <chrono>
 #include <cstdio>
 #include <fstream>

@@ -1,6 +1,6 @@
-# Runs vtp-worldgen then vtp-profile on the world it made and checks the report's masks section (issue 4):
+# Runs vtp-worldgen then vtp-profile on the world it made and checks the report's masks section (tools/README.md):
 #   cmake -DWORLDGEN=<exe> -DPROFILE=<exe> -DOUT=<dir> -P check_profile_masks.cmake
-# Every masks key the issue names must exist (null is allowed where the world has nothing to measure, e.g. no
+# Every documented masks key must exist (null is allowed where the world has nothing to measure, e.g. no
 # airborne bodies on a flat world); the broadphase must miss no touching pair and the index must equal a rebuild.
 file(MAKE_DIRECTORY ${OUT})
 set(world ${OUT}/profile_flat.vtw)

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Typed coordinates. A voxel, a chunk and a world-space point are different types so they cannot be mixed up.
-/// CONVENTIONS "Voxels and units": voxel i covers [i, i+1) on each axis; chunk c holds voxels 8c .. 8c+7 (floor
+/// Voxels and units (terrain/README.md): voxel i covers [i, i+1) on each axis; chunk c holds voxels 8c .. 8c+7 (floor
 /// division, so voxel -1 lies in chunk -1).
 
 #include <cstdint>

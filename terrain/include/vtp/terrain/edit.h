@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Edit commands, their caps, and what an edit reports. Semantics are CONVENTIONS "Edits"; this header is the API.
+/// Edit commands, their caps, and what an edit reports. Semantics: terrain/README.md; this header is the API.
 ///
 /// Coverage: a shape covers voxel v by `cov = clamp(0.5 + s, 0, 1)` where s is how far v's centre lies inside the
 /// shape (sphere: r - distance to the centre; cylinder: the smaller of r - radial distance and h/2 - |dy|; box: the
@@ -16,7 +16,7 @@
 
 namespace vtp::terrain {
 
-/// Per-world caps that every edit is checked against before anything changes (CONVENTIONS defaults).
+/// Per-world caps that every edit is checked against before anything changes.
 struct EditLimits {
   double max_radius = 64.0;                      ///< Sphere and cylinder radius cap. [Unit: voxel]
   std::int64_t max_edit_voxels = 1 << 22;        ///< Voxels one edit may touch (its voxel bounding box).
@@ -30,7 +30,7 @@ struct EditLimits {
 
 /// What a shape edit does to the voxels it covers.
 enum class EditOp : std::uint8_t {
-  kFill,   ///< Add material (water or a solid); see CONVENTIONS for how it meets existing voxels.
+  kFill,   ///< Add material (water or a solid); terrain/README.md says how it meets existing voxels.
   kClear,  ///< Remove: occupancy = min(old, 255 - c); occupancy 0 becomes air. Material is ignored.
   kPaint,  ///< Change the material of solid voxels (cov > 0) to a solid material; occupancy kept.
 };

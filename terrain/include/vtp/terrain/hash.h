@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// FNV-1a 64 (CONVENTIONS "JSON reports": hashes are 16 lowercase hex digits over the exact bytes hashed).
+/// FNV-1a 64. Reports print hashes as 16 lowercase hex digits over the exact bytes hashed (tools/README.md).
 
 #include <cstdint>
 #include <span>

@@ -29,7 +29,7 @@ class MaterialTable {
 
   /// A table holding only air and water.
   MaterialTable();
-  /// The default table of CONVENTIONS: 2 rock, 3 dirt, 4 sand, 5 grass, 6 ore.
+  /// The default table (terrain/README.md): 2 rock, 3 dirt, 4 sand, 5 grass, 6 ore.
   static MaterialTable defaults();
 
   /// Defines or redefines solid material `id` (2..255). Fails with kInvalidArgument on a reserved id, a bad name, a

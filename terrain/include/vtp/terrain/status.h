@@ -14,7 +14,7 @@ namespace vtp {
 /// What kind of problem an Error describes. Stable: tools map them to exit codes.
 enum class ErrorCode : std::uint8_t {
   kInvalidArgument,  ///< A parameter is malformed: NaN, infinite, negative radius, empty box, bad name.
-  kOutOfRange,       ///< A coordinate lies outside the range the world stores (CONVENTIONS: |v| < 2^24).
+  kOutOfRange,       ///< A coordinate lies outside the range the world stores (|v| < 2^24).
   kLimitExceeded,    ///< An edit or batch touches more voxels or chunks than the world's caps allow; a read too large;
                      ///< a world file over LoadOptions' size or memory limit.
   kUnknownMaterial,  ///< A material id or name that the world's material table does not define.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// One voxel: a material id and an occupancy. CONVENTIONS "Voxels and units" defines the semantics every module shares.
+/// One voxel: a material id and an occupancy; every module shares these semantics (terrain/README.md).
 
 #include <cstdint>
 
