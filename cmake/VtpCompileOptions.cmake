@@ -2,6 +2,8 @@
 #
 # vtp_target_options(<target>) applies the house flags to one of *our* targets only (third-party code never gets them):
 # x86-64-v3, no FMA contraction (saved and hashed output must not depend on flags), warnings, sanitizers.
+# VTP_ASSERTS_ACTIVE: whether VTP_ASSERT checks in this build (VTP_ASSERTS, or no -DNDEBUG in the build type's flags,
+# as in Debug); the test that breaks one is registered only then.
 # vtp_baseline_sources(<files...>) marks the few files that must run on any x86-64 before the CPU check has passed
 # (tools/README.md, determinism and builds): they are compiled for plain x86-64 and must hold no dynamic initialisers.
 
@@ -23,6 +25,13 @@ if(VTP_SANITIZER_FLAGS)
   add_link_options(${VTP_SANITIZER_FLAGS})
 endif()
 
+string(TOUPPER "${CMAKE_BUILD_TYPE}" vtp_build_type)
+if(VTP_ASSERTS OR NOT " ${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${vtp_build_type}} " MATCHES " [-/]DNDEBUG ")
+  set(VTP_ASSERTS_ACTIVE ON)
+else()
+  set(VTP_ASSERTS_ACTIVE OFF)
+endif()
+
 function(vtp_target_options target)
   target_compile_options(${target} PRIVATE ${VTP_ARCH_FLAGS} -ffp-contract=off -Wall -Wextra -Wshadow -Wpedantic)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
@@ -36,6 +45,10 @@ function(vtp_target_options target)
   endif()
   if(VTP_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(VTP_ASSERTS)
+    # VTP_ASSERT (vtp/terrain/assert.h) checks even where the build type defines NDEBUG.
+    target_compile_definitions(${target} PRIVATE VTP_ENABLE_ASSERTS)
   endif()
 endfunction()
 

@@ -1,8 +1,9 @@
 #include "vtp/terrain/chunk.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
+
+#include "vtp/terrain/assert.h"
 
 namespace vtp::terrain {
 
@@ -31,7 +32,7 @@ class UniformChunk final : public Chunk {
 Chunk::~Chunk() = default;
 
 std::unique_ptr<const Chunk> Chunk::make(std::uint64_t version, std::span<const Voxel, kChunkVolume> voxels) {
-  assert(std::all_of(voxels.begin(), voxels.end(), isCanonical));
+  VTP_ASSERT(std::all_of(voxels.begin(), voxels.end(), isCanonical), "a chunk is made of canonical voxels");
   const Voxel first = voxels[0];
   if (std::all_of(voxels.begin() + 1, voxels.end(), [&](Voxel v) { return v == first; })) {
     return makeUniform(version, first);
@@ -40,7 +41,7 @@ std::unique_ptr<const Chunk> Chunk::make(std::uint64_t version, std::span<const 
 }
 
 std::unique_ptr<const Chunk> Chunk::makeUniform(std::uint64_t version, Voxel value) {
-  assert(isCanonical(value));
+  VTP_ASSERT(isCanonical(value), "a uniform chunk's voxel is canonical");
   return std::make_unique<UniformChunk>(version, value);
 }
 

@@ -1,11 +1,11 @@
 #include "chunk_table.h"
 
-#include <cassert>
+#include "vtp/terrain/assert.h"
 
 namespace vtp::terrain {
 
 ChunkTable::Table::Table(std::size_t capacity) : mask(capacity - 1), slots(new Slot[capacity]) {
-  assert((capacity & (capacity - 1)) == 0);
+  VTP_ASSERT((capacity & (capacity - 1)) == 0, "a chunk table's capacity is a power of two");
 }
 
 ChunkTable::ChunkTable(EpochDomain& epochs) : m_epochs(epochs), m_current(new Table(64)) {}

@@ -13,7 +13,6 @@
 #include "chunk_table.h"
 #include "edit_apply.h"
 #include "epoch_domain.h"
-#include "listener_registry.h"
 
 namespace vtp::terrain {
 
@@ -146,27 +145,6 @@ bool readApronBox(const ChunkTable::Table& table, ChunkCoord c, Voxel* out) {
 
 }  // namespace
 
-// --- Subscription ----------------------------------------------------------------------------------------------------
-
-Subscription::Subscription(std::weak_ptr<ListenerRegistry> registry, std::uint64_t id)
-    : m_registry(std::move(registry)), m_id(id) {}
-Subscription::Subscription(Subscription&& other) noexcept
-    : m_registry(std::move(other.m_registry)), m_id(std::exchange(other.m_id, 0)) {}
-Subscription& Subscription::operator=(Subscription&& other) noexcept {
-  if (this != &other) {
-    reset();
-    m_registry = std::move(other.m_registry);
-    m_id = std::exchange(other.m_id, 0);
-  }
-  return *this;
-}
-Subscription::~Subscription() { reset(); }
-void Subscription::reset() {
-  if (auto registry = m_registry.lock(); registry && m_id != 0) registry->remove(m_id);
-  m_registry.reset();
-  m_id = 0;
-}
-
 // --- Guards and snapshots --------------------------------------------------------------------------------------------
 
 World::ReadGuard::ReadGuard(const EpochDomain* domain) : m_domain(domain), m_slot(domain->pin()) {}
@@ -213,7 +191,7 @@ World::World(WorldConfig config)
     : m_config(std::move(config)),
       m_epochs(std::make_unique<EpochDomain>()),
       m_table(std::make_unique<ChunkTable>(*m_epochs)),
-      m_listeners(std::make_shared<ListenerRegistry>()),
+      m_listeners(std::make_shared<ListenerRegistry<std::span<const ChangeEvent>>>()),
       m_edit(std::make_unique<EditState>()) {}
 
 World::~World() {
@@ -457,7 +435,7 @@ Result<EditResult> World::apply(std::span<const EditCommand> batch) {
   // first so events still arrive in edit order.
   std::unique_lock notify_lock(m_edit->notify_mutex);
   lock.unlock();
-  m_listeners->notify(events);
+  if (!events.empty()) m_listeners->notify(events);
   return result;
 }
 
@@ -497,8 +475,7 @@ Result<EditResult> World::writeRegion(const VoxelBox& box, std::span<const Voxel
 }
 
 Subscription World::subscribe(ChangeListener listener) {
-  const std::uint64_t id = m_listeners->add(std::move(listener));
-  return Subscription(m_listeners, id);
+  return m_listeners->subscribe(std::move(listener));
 }
 
 }  // namespace vtp::terrain

@@ -1,6 +1,6 @@
 #pragma once
 // The `vtp` collision mode: the world's TerrainPhysics (mask index and byte-budgeted collider cache, colliders built
-// on first contact) in a btDiscreteDynamicsWorld through the BulletTerrain adapter (physics/bullet_terrain.h). Edits
+// on first contact) in a btDiscreteDynamicsWorld through BulletTerrain (physics/bullet/bullet_terrain.h). Edits
 // go to the World, whose listeners update the masks and drop the touched colliders; then wakeBodies() activates the
 // bodies resting there. Rays go through TerrainPhysics::raycastClosest.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Water for vtp-sim's bodies: Archimedes' force and drag from vtp's water queries (physics/buoyancy.h) on every body
+// Water for vtp-sim's bodies: Archimedes' force and drag from vtp's water (physics/bullet/buoyancy.h) on every body
 // that reaches below the top of the world's water, before each step. The same code runs in both collision modes, on
 // a TerrainPhysics of the mode's world made for it alone (outside the allocation hook's scopes and outside time to
 // first step): water is not terrain collision, so neither mode's collision figures include it; its time is reported

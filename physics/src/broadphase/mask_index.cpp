@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cassert>
 #include <climits>
 #include <cstring>
 #include <cstddef>
@@ -15,11 +14,11 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "cache/affected_chunks.h"
 #include "broadphase/chunk_grid.h"
 #include "broadphase/mask_table.h"
 #include "broadphase/query_range.h"
-#include "vtp/physics/pair_tracker.h"
+#include "cache/affected_chunks.h"
+#include "vtp/terrain/assert.h"
 
 namespace vtp::physics {
 
@@ -326,7 +325,7 @@ template <Scaling kScaling>
 VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
                                               double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
-  assert(boxes.size() <= kSectionBoxes);
+  VTP_ASSERT(boxes.size() <= kSectionBoxes, "a section holds at most kSectionBoxes boxes");
   constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit (a multiple of 8: the padding)
   VisitTable<kSectionBoxes> table;
   alignas(16) std::uint16_t visits[kSectionBoxes * 8 + kAhead];  // room for a box's 8 and for the padding
@@ -579,7 +578,8 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
       m_options(options),
       m_voxel_size(world.voxelSize()),
       m_voxel_reciprocal(exactReciprocal(m_voxel_size)),
-      m_state(std::make_unique<State>()) {
+      m_state(std::make_unique<State>()),
+      m_listeners(std::make_shared<terrain::ListenerRegistry<const IndexUpdate&>>()) {
   // Subscribe first, then build under the lock: an edit landing during the build waits for it in its listener and
   // then rebuilds its chunks from fresh reads, so nothing is missed. (Not the other way round: the world calls
   // listeners holding its registry lock, so holding ours while subscribing would invert the lock order.)
@@ -612,21 +612,14 @@ void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
     for (const auto& [c, m] : built) m_state->apply(c, m);
     m_state->endWrite();
   }
-  // Then the pair trackers re-evaluate their bodies (they query the index, so after the exclusive lock is gone).
+  // Then the listeners (pair trackers re-evaluate their bodies): they query the index, so after the exclusive lock.
   std::vector<VoxelBox> changed;
   for (const terrain::ChangeEvent& e : events) changed.push_back(e.changed);
-  std::lock_guard trackers(m_trackers_mutex);
-  for (PairTracker* t : m_trackers) t->indexRebuilt(chunks, changed);
+  m_listeners->notify(IndexUpdate{chunks, changed});
 }
 
-void MaskIndex::attach(PairTracker* tracker) {
-  std::lock_guard lock(m_trackers_mutex);
-  m_trackers.push_back(tracker);
-}
-
-void MaskIndex::detach(PairTracker* tracker) {
-  std::lock_guard lock(m_trackers_mutex);
-  std::erase(m_trackers, tracker);
+terrain::Subscription MaskIndex::subscribe(std::function<void(const IndexUpdate&)> listener) {
+  return m_listeners->subscribe(std::move(listener));
 }
 
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {

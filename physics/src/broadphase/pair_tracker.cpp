@@ -20,9 +20,10 @@ struct PairTracker::Body {
   bool unreported = false;  // an edit changed `touches` since the last report
 };
 
-PairTracker::PairTracker(MaskIndex& index) : m_index(index) { m_index.attach(this); }
+PairTracker::PairTracker(MaskIndex& index)
+    : m_index(index), m_subscription(index.subscribe([this](const IndexUpdate& update) { indexRebuilt(update); })) {}
 
-PairTracker::~PairTracker() { m_index.detach(this); }
+PairTracker::~PairTracker() { m_subscription.reset(); }
 
 void PairTracker::requery(Body& body) {
   if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
@@ -67,7 +68,7 @@ void PairTracker::report(std::uint64_t id, Body& body, PairChanges& changes) {
 Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& changes) {
   changes.clear();
   const Result<QueryRange> range =
-      queryRange(box, m_index.voxelSize(), m_index.m_voxel_reciprocal, "PairTracker::update");
+      queryRange(box, m_index.voxelSize(), m_index.voxelReciprocal(), "PairTracker::update");
   if (!range) return range.error();
   std::lock_guard lock(m_mutex);
   Body& body = bodyOf(id);
@@ -82,7 +83,7 @@ Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes
   // Every box checked first, so an invalid one changes nothing.
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const Result<QueryRange> range =
-        queryRange(bodies[i].box, m_index.voxelSize(), m_index.m_voxel_reciprocal, "PairTracker::update");
+        queryRange(bodies[i].box, m_index.voxelSize(), m_index.voxelReciprocal(), "PairTracker::update");
     if (!range) return inBatch(range.error(), i);
   }
   std::lock_guard lock(m_mutex);
@@ -161,7 +162,7 @@ std::size_t PairTracker::bodyCount() const {
   return m_bodies.size();
 }
 
-void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed) {
+void PairTracker::indexRebuilt(const IndexUpdate& update) {
   const double vs = m_index.voxelSize();
   std::lock_guard lock(m_mutex);
   // Bodies in id order, so the queued changes do not depend on the hash map's layout.
@@ -173,9 +174,9 @@ void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<con
   for (std::uint64_t id : ids) {
     Body& body = *m_bodies[id];
     // Re-evaluate when a rebuilt chunk lies in the body's query range: only then can its query answer change.
-    const Result<QueryRange> range = queryRange(body.box, vs, m_index.m_voxel_reciprocal, "PairTracker");
+    const Result<QueryRange> range = queryRange(body.box, vs, m_index.voxelReciprocal(), "PairTracker");
     if (range && !range->empty) {
-      if (std::any_of(chunks.begin(), chunks.end(), [&](ChunkCoord c) { return range->containsChunk(c); })) {
+      if (std::ranges::any_of(update.chunks, [&](ChunkCoord c) { return range->containsChunk(c); })) {
         requery(body);
         if (body.touches != body.reported && !body.unreported) {
           body.unreported = true;  // reported by takeEditChanges() or the body's next update()
@@ -184,7 +185,7 @@ void PairTracker::indexRebuilt(std::span<const ChunkCoord> chunks, std::span<con
       }
     }
     // Wake it when the terrain changed within one voxel of its box (closed boxes: touching counts).
-    const bool near = std::any_of(changed.begin(), changed.end(), [&](const terrain::VoxelBox& v) {
+    const bool near = std::ranges::any_of(update.changed, [&](const terrain::VoxelBox& v) {
       return body.box.min.x - vs <= v.max.x * vs && body.box.max.x + vs >= v.min.x * vs &&
              body.box.min.y - vs <= v.max.y * vs && body.box.max.y + vs >= v.min.y * vs &&
              body.box.min.z - vs <= v.max.z * vs && body.box.max.z + vs >= v.min.z * vs;

@@ -30,7 +30,7 @@ struct QueryRange {
   }
 };
 
-/// Physics answers queries for |x| < 2^16 voxels (CONVENTIONS: single-precision contact maths loses a voxel's
+/// Physics answers queries for |x| < 2^16 voxels (physics/README.md: single-precision contact maths loses a voxel's
 /// precision beyond). [Unit: voxel]
 inline constexpr double kQueryLimit = 65536.0;
 

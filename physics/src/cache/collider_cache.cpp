@@ -3,15 +3,17 @@
 #include "vtp/physics/collider_cache.h"
 
 #include <algorithm>
-#include <cassert>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "cache/affected_chunks.h"
 #include "cache/chunk_pointer_map.h"
 #include "vtp/mesher/surface_mesher.h"
 #include "vtp/physics/collider_builder.h"
+#include "vtp/terrain/assert.h"
 
 namespace vtp::physics {
 
@@ -57,6 +59,8 @@ struct ColliderCache::State {
   Shard shards[kShards];
   std::atomic<std::uint64_t> tick{0};
   std::atomic<std::size_t> bytes{0}, entries{0};
+  // The part of `bytes` held by entries out of the maps but not yet freed (dropped while pinned), for validate().
+  std::atomic<std::size_t> dropped_bytes{0};
   std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, upgrades{0}, evictions{0}, invalidations{0},
       overflow_builds{0}, stale_builds{0};
   // Exact LRU, kept lazily: every entry sits under the stamp of its last use as of its last visit here; a hit only
@@ -99,7 +103,10 @@ ColliderCache::~ColliderCache() {
 
 void ColliderCache::release(Entry* entry) noexcept {
   if (entry->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (entry->counted) m_state->bytes.fetch_sub(entry->bytes, std::memory_order_relaxed);
+  if (entry->counted) {
+    m_state->bytes.fetch_sub(entry->bytes, std::memory_order_relaxed);
+    m_state->dropped_bytes.fetch_sub(entry->bytes, std::memory_order_relaxed);
+  }
   delete entry;
 }
 
@@ -222,6 +229,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
       // Not in the map: an edit is dropping it right now and will take it off this list itself.
       if (vs.map.find(victim->chunk) == victim && victim->refs.load(std::memory_order_acquire) == 1) {
         vs.map.erase(victim->chunk);
+        s.dropped_bytes.fetch_add(victim->bytes, std::memory_order_relaxed);
         evicted = true;
       }
     }
@@ -240,15 +248,16 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     if (Entry* e = stale_or_theirs()) return serve(e);
     if (!fits()) return overflow();  // a reader pinned the older collider since
     if (older != nullptr) {  // still in the map: an edit dropping it would have changed the generation
-      assert(shard.map.find(chunk) == older);
+      VTP_ASSERT(shard.map.find(chunk) == older, "the replaced collider is still in its shard's map");
       shard.map.erase(chunk);
+      s.dropped_bytes.fetch_add(older->bytes, std::memory_order_relaxed);
       s.unlist(older);
       s.entries.fetch_sub(1, std::memory_order_relaxed);
       s.upgrades.fetch_add(1, std::memory_order_relaxed);
       release(older);  // the cache's reference
       drop_older();    // this build's: freed now unless pinned (then fits() did not count its bytes)
     }
-    assert(shard.map.find(chunk) == nullptr);
+    VTP_ASSERT(shard.map.find(chunk) == nullptr, "a chunk has one entry in its shard's map");
     fresh->refs.store(2, std::memory_order_relaxed);  // the cache's reference and the caller's pin
     fresh->counted = true;
     fresh->last_use.store(s.tick.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -272,6 +281,7 @@ void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
     if (Entry* e = shard.map.find(c); e != nullptr) {
       dropped.push_back(e);
       shard.map.erase(c);
+      s.dropped_bytes.fetch_add(e->bytes, std::memory_order_relaxed);
     }
   }
   if (dropped.empty()) return;
@@ -298,6 +308,83 @@ ColliderCacheStats ColliderCache::stats() const {
   out.overflow_builds = s.overflow_builds.load();
   out.stale_builds = s.stale_builds.load();
   return out;
+}
+
+Status ColliderCache::validate() const {
+  State& s = *m_state;
+  auto broken = [](const std::string& what) -> Status {
+    return Error{ErrorCode::kCorrupt, "ColliderCache::validate: " + what, {}};
+  };
+  auto text = [](ChunkCoord c) {
+    return "chunk (" + std::to_string(c.x) + "," + std::to_string(c.y) + "," + std::to_string(c.z) + ")";
+  };
+  std::lock_guard eviction(s.eviction_mutex);
+  // The maps, shard by shard (each under its mutex; the eviction mutex keeps insertions and evictions out).
+  std::set<const Entry*> in_maps;
+  std::size_t map_bytes = 0;
+  for (int i = 0; i < kShards; ++i) {
+    State::Shard& shard = s.shards[i];
+    std::lock_guard lock(shard.mutex);
+    Status bad;
+    std::size_t n = 0;
+    shard.map.forEach([&](ChunkCoord key, Entry* e) {
+      ++n;
+      if (!bad.ok()) return;
+      if (&s.shardOf(key) != &shard) {
+        bad = broken(text(key) + " is in shard " + std::to_string(i) + ", not the one its hash picks");
+      } else if (shard.map.find(key) != e) {
+        bad = broken("a lookup of " + text(key) + " does not find its entry");
+      } else if (!in_maps.insert(e).second) {
+        bad = broken("the entry of " + text(key) + " is in the maps twice");
+      } else if (e->chunk != key || e->collider == nullptr || e->collider->chunk() != key) {
+        bad = broken("the entry under " + text(key) + " is another chunk's, or holds no collider");
+      } else if (!e->counted || e->bytes != e->collider->bytes()) {
+        bad = broken("the entry of " + text(key) + " counts " + std::to_string(e->bytes) + " bytes (" +
+                     (e->counted ? "counted" : "not counted") + "), its collider has " +
+                     std::to_string(e->collider->bytes()));
+      } else if (e->edge_flags != e->collider->hasEdgeFlags()) {
+        bad = broken("the entry of " + text(key) + " misstates whether its collider has edge flags");
+      } else if (e->refs.load() < 1 || e->last_use.load() < e->lru_stamp) {
+        bad = broken("the entry of " + text(key) + " has no cache reference, or a last use before its LRU stamp");
+      } else if (Status c = e->collider->validate(); !c) {
+        bad = broken("the collider of " + text(key) + ": " + c.error().message);
+      }
+      map_bytes += e->bytes;
+    });
+    if (!bad) return bad;
+    if (n != shard.map.size()) {
+      return broken("shard " + std::to_string(i) + "'s map holds " + std::to_string(n) + " entries and counts " +
+                    std::to_string(shard.map.size()));
+    }
+  }
+  // The LRU order: the same entries, each once, under its stamp.
+  std::set<const Entry*> listed;
+  for (const auto& [stamp, e] : s.lru) {
+    if (in_maps.count(e) == 0) return broken("an LRU entry (stamp " + std::to_string(stamp) + ") is in no map");
+    if (!listed.insert(e).second) return broken("the entry of " + text(e->chunk) + " is in the LRU order twice");
+    if (e->lru_stamp != stamp) {
+      return broken("the entry of " + text(e->chunk) + " is filed under stamp " + std::to_string(stamp) +
+                    ", its own is " + std::to_string(e->lru_stamp));
+    }
+  }
+  if (listed.size() != in_maps.size()) {
+    return broken("the LRU order holds " + std::to_string(listed.size()) + " entries, the maps " +
+                  std::to_string(in_maps.size()));
+  }
+  if (s.entries.load() != in_maps.size()) {
+    return broken("the entry count is " + std::to_string(s.entries.load()) + ", the maps hold " +
+                  std::to_string(in_maps.size()));
+  }
+  // The byte total: the cached colliders' and the dropped but still pinned ones', within the budget.
+  const std::size_t bytes = s.bytes.load(), dropped = s.dropped_bytes.load();
+  if (bytes != map_bytes + dropped) {
+    return broken("the byte total is " + std::to_string(bytes) + ", the cached colliders hold " +
+                  std::to_string(map_bytes) + " and dropped pinned ones " + std::to_string(dropped));
+  }
+  if (bytes > m_budget) {
+    return broken("the byte total " + std::to_string(bytes) + " exceeds the budget " + std::to_string(m_budget));
+  }
+  return {};
 }
 
 ColliderCache::Pin::Pin(Pin&& other) noexcept : m_cache(other.m_cache), m_entry(other.m_entry) {

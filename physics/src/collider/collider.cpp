@@ -17,7 +17,7 @@ namespace vtp::physics {
 
 namespace {
 
-// Physics answers within |x| < 2^16 voxels (CONVENTIONS), as MaskIndex::query does. [Unit: voxel]
+// Physics answers within |x| < 2^16 voxels (physics/README.md), as MaskIndex::query does. [Unit: voxel]
 constexpr double kLimit = 65536.0;
 
 // The chunk's origin in the world's grid frame as int32 lanes x, y, z, 0 (below 2^27 in magnitude for a chunk in

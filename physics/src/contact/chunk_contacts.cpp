@@ -9,7 +9,8 @@
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 
 #include <algorithm>
-#include <cassert>
+
+#include "vtp/terrain/assert.h"
 
 namespace vtp::physics {
 
@@ -148,7 +149,7 @@ void correctInternalEdge(const btVector3 t[3], unsigned flags, const ShapeInChun
 void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const std::array<double, 3>& min,
                    const std::array<double, 3>& max, double voxel_size, btScalar threshold, ContactScratch& scratch,
                    ContactCounters& counters, bool correct_edges, bool one_sided) {
-  assert(!correct_edges || collider.hasEdgeFlags());  // acquired for ColliderUse::kContacts
+  VTP_ASSERT(!correct_edges || collider.hasEdgeFlags(), "edge correction needs edge flags (ColliderUse::kContacts)");
   scratch.contacts.clear();
   const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);

@@ -10,7 +10,7 @@ class btConvexShape;
 
 namespace vtp::physics {
 
-/// A contact between a shape and a triangle, Bullet's conventions: `normal` points from the triangle to the shape
+/// A contact between a shape and a triangle, as Bullet defines one: `normal` points from the triangle to the shape
 /// (out of the terrain), `point` lies on the triangle, `distance` is negative when they overlap.
 struct TriangleContact {
   btVector3 normal;

@@ -2,13 +2,13 @@
 #include "water/shape_chords.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
 
 #include "water/hull_chords.h"
 #include "cache/recently_used.h"
+#include "vtp/terrain/assert.h"
 
 namespace vtp::physics::water {
 namespace {
@@ -47,7 +47,7 @@ class ChordLayout {
   }
   // Starts a run of `count` chords along the local unit vector `dir`, which add() lays, after the last run's.
   void run(const V3& dir, std::size_t count) {
-    assert(m_next == m_out.size());  // the last run is complete
+    VTP_ASSERT(m_next == m_out.size(), "a chord run starts after the last run is complete");
     const V3 d = m_rotation.apply(dir);
     const std::size_t end = m_next + count;
     m_out.runs.push_back({VoxelSegment({}, {d[0] * m_inv, d[1] * m_inv, d[2] * m_inv}), m_next, end});
@@ -72,7 +72,7 @@ class ChordLayout {
   // The run's next chord: from local point origin + p a + q b + r c of `f`, for `length`, standing for cross-section
   // area `weight`.
   [[gnu::always_inline]] void add(const Basis& f, double p, double q, double r, double length, double weight) {
-    assert(m_next < m_out.size());
+    VTP_ASSERT(m_next < m_out.size(), "a chord is added within its run");
     const std::size_t i = m_next++;
     m_x[i] = f.origin[0] + p * f.a[0] + q * f.b[0] + r * f.c[0];
     m_y[i] = f.origin[1] + p * f.a[1] + q * f.b[1] + r * f.c[1];
@@ -85,7 +85,7 @@ class ChordLayout {
   V3 up() const { return {m_rotation.m[1][0], m_rotation.m[1][1], m_rotation.m[1][2]}; }
   // The volume the chords carry (sum of weight * length). [Unit: world units^3]
   double measure() const {
-    assert(m_next == m_out.size());  // every run complete
+    VTP_ASSERT(m_next == m_out.size(), "the measure is taken with every run complete");
     return m_measure;
   }
 

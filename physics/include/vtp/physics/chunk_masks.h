@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// The broadphase's per-chunk data: which voxels of a chunk could hold collision geometry, as dilated bit masks, so
-/// "could this body touch anything here?" is answered with ANDs and no mesh (the "bit broadphase" of
-/// ../shared/seeds/roblox-voxel-terrain-physics.txt).
+/// "could this body touch anything here?" is answered with ANDs and no mesh (the "bit broadphase" Roblox published
+/// for its voxel terrain physics; physics/README.md, "What the module does").
 ///
 /// Why it is conservative: the mesher (surface_mesher.h) puts every triangle of an edge from voxel p (p in the chunk,
 /// the edge's lower end) inside the cube of side 2 voxels centred on p's centre, and one end of that edge (p or a

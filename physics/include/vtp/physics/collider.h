@@ -12,7 +12,7 @@
 ///   - leaves: triangles are ordered by leaf (runs of at most kLeafTriangles), and the leaves' int16 bounding boxes are
 ///     stored 8 to a group as structure of arrays, so one AVX2 step tests a ray or a box against 8 leaves.
 /// The leaves come from a loose kD build (collider_builder.h); the tree itself is not kept: a flat SIMD scan of ~25
-/// leaf boxes beat binary descent on this machine kind (../shared/research/kdtree-feasibility.md, the "flat" variant;
+/// leaf boxes beat binary descent on this machine kind (the "flat" layout won overall when measured;
 /// tools/profile reports both).
 ///
 /// Rays are watertight: the triangle test is Woop, Benthin and Wald, "Watertight Ray/Triangle Intersection" (JCGT
@@ -44,7 +44,7 @@ inline constexpr int kTriangleBlock = 8;
 /// Zero entries after the last corner array, so a block of kTriangleBlock triangles may start at any triangle.
 inline constexpr int kCornerPadding = kTriangleBlock - 1;
 
-/// What a collider is built for. Contacts need the edge flags (physics/src/edge_flags.h), which take about half of a
+/// What a collider is built for. Contacts need the edge flags (src/collider/edge_flags.h), which take about half of a
 /// build (data/bench/README.md); rays and box gathers never read them, so a collider for those alone skips them, as
 /// Bullet's btBvhTriangleMeshShape leaves its edge information to a separate step (btGenerateInternalEdgeInfo).
 enum class ColliderUse : std::uint8_t {
@@ -103,13 +103,13 @@ struct ColliderTriangle {
 };
 
 /// Whether physics answers for chunk `c`: its voxels lie within 2^16 voxels of the origin, give or take one chunk
-/// (CONVENTIONS: single-precision contact maths loses a voxel's precision beyond).
+/// (physics/README.md, Query rules: single-precision contact maths loses a voxel's precision beyond).
 bool chunkInPhysicsRange(terrain::ChunkCoord c) noexcept;
 
 /// `ray` prepared for chunk `chunk` of a world with `voxel_size` world units per voxel. Errors (kInvalidArgument): a
 /// non-finite component, max_t < 0 or non-finite, a zero direction or one whose largest component is below about
 /// 5e-312 x voxel_size (t would not be finite in the caller's units); (kOutOfRange) an origin or end point at or
-/// beyond 2^16 voxels from the world origin (physics answers within that range, CONVENTIONS).
+/// beyond 2^16 voxels from the world origin (physics answers within that range, physics/README.md).
 /// Writes into `out` (no allocation; `out` is unspecified after an error).
 Status prepareRay(const Ray& ray, terrain::ChunkCoord chunk, double voxel_size, ChunkRay& out);
 /// The same, returning the prepared ray.
@@ -172,8 +172,16 @@ class Collider {
   int gather(const GridBox& box, std::span<std::uint16_t> ids, std::span<std::array<float, 3>> vertices = {},
              double voxel_size = 1.0) const noexcept;
 
+  /// Walks the packed layout and checks what the queries count on; the error (kCorrupt) names the first broken
+  /// invariant: the sections where the counts put them in an allocation of bytes() - sizeof(Collider); every triangle
+  /// in exactly one leaf's range; each leaf's box holding its triangles' bounds, the unused lanes of the last group
+  /// empty boxes; corner offsets naming stored vertices (every vertex used), the padding after them zero, no edge flag
+  /// without hasEdgeFlags(); vertices within the mesher's range; bounds() the triangles' bounds. O(size), for tests.
+  Status validate() const;
+
  private:
   friend class ColliderBuilder;
+  friend struct ColliderTestAccess;  // tests/physics/collider_validate_test.cpp corrupts a collider for validate()
   Collider() = default;
   template <class Visit>
   void castRay(const ChunkRay& ray, Visit&& visit) const noexcept;

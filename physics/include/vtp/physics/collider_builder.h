@@ -27,7 +27,7 @@ class ColliderBuilder {
 
   /// The collider of chunk `chunk` from the chunk's own triangles of `mesh` (the first owned_triangle_count; with the
   /// wide apron the neighbours' triangles are left out, but serve as the neighbours of seam edges when the edge flags
-  /// are computed: bit k of a triangle's flags marks edge k a sharp convex edge, see physics/src/edge_flags.h). Unused
+  /// are computed: bit k of a triangle's flags marks edge k a sharp convex edge, see src/collider/edge_flags.h). Unused
   /// vertices are dropped, the rest keep their order.
   /// With ColliderUse::kQueries the edge flags are not computed (all 0; the neighbours' triangles are then not needed,
   /// and the mesh of the chunk's 10^3 box gives the same collider otherwise).

@@ -88,6 +88,15 @@ class ColliderCache {
   ColliderCacheStats stats() const;
   std::size_t byteBudget() const noexcept { return m_budget; }
 
+  /// Checks the cache's bookkeeping; the error (kCorrupt) names the first broken invariant: every entry of the shards'
+  /// maps once, under its own chunk in the shard its hash picks, found by a lookup, its bytes its collider's
+  /// Collider::bytes() and that collider valid (Collider::validate); the LRU order holding exactly the maps' entries,
+  /// each once under its stamp; the entry count; the byte total equal to the cached colliders' bytes plus those of
+  /// colliders an edit or eviction dropped while pinned, and within the budget. Takes the cache's locks, but call it
+  /// while no other thread acquires or edits the world: an acquire or edit between two of them may be seen halfway.
+  /// O(cached bytes), for tests.
+  Status validate() const;
+
  private:
   struct State;
   ColliderCache(terrain::World& world, ColliderCacheOptions options);

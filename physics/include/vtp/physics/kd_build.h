@@ -1,7 +1,7 @@
 #pragma once
 /// \file
-/// The loose kD build over one chunk's triangles (after the "Loose kD tree" section of
-/// ../shared/seeds/roblox-voxel-terrain-physics.txt): each branch splits its triangles in two on one axis and keeps
+/// The loose kD build over one chunk's triangles, after the loose kD tree Roblox published for its voxel terrain
+/// physics: each branch splits its triangles in two on one axis and keeps
 /// two planes, the left child's maximum and the right child's minimum along that axis, each tight to its child's
 /// content (so the children may overlap: "loose"). The split is on the longest axis of the node's content bounds, at
 /// the mean of the triangles' midpoints; when one side would get fewer than a quarter of the triangles, at the median

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -23,8 +24,6 @@
 #include "vtp/terrain/world.h"
 
 namespace vtp::physics {
-
-class PairTracker;
 
 /// An axis-aligned box, closed. [Unit: world units = voxels x voxel_size]
 struct Aabb {
@@ -59,6 +58,13 @@ class TouchBatch {
   std::vector<ChunkTouch> m_one;      // the answer of a box the batched walk leaves to query()
 };
 
+/// What one update of the index covered, for its listeners (MaskIndex::subscribe): the chunks whose masks it rebuilt,
+/// sorted in (z, y, x) order, because the voxels in `changed` changed (one box per change event of the edit).
+struct IndexUpdate {
+  std::span<const terrain::ChunkCoord> chunks;
+  std::span<const terrain::VoxelBox> changed;
+};
+
 struct MaskIndexOptions {
   /// Above this many chunks in a query's range, the query walks the index's entries instead of the range, so a huge
   /// box costs at most one pass over the index. In (0, 2^24].
@@ -86,7 +92,7 @@ class MaskIndex {
   /// to avoid allocation). The box is grown by one voxel (the mesher's spill bound) and mapped to the voxels whose
   /// centres lie inside it; a chunk is listed when a dilated mask bit of one of those voxels is set, or it is FULL.
   /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); a coordinate at or beyond 2^16 voxels
-  /// from the origin (kOutOfRange: physics answers within |x| < 2^16 voxels, CONVENTIONS); `out` is then empty.
+  /// from the origin (kOutOfRange: physics answers within |x| < 2^16 voxels, physics/README.md); `out` is then empty.
   Status query(const Aabb& box, std::vector<ChunkTouch>& out) const;
 
   /// query() for many boxes in one call, say every body of a physics step: box i's chunks in `out.touches(i)`, each
@@ -111,24 +117,34 @@ class MaskIndex {
 
   /// World units per voxel (the world's voxel_size).
   double voxelSize() const noexcept { return m_voxel_size; }
+  /// The reciprocal the query converts world units to voxels with (exactReciprocal(voxelSize()), query_range.h).
+  double voxelReciprocal() const noexcept { return m_voxel_reciprocal; }
+
+  /// Calls `listener` after every update of the index, on the editing thread inside the edit call, once the new
+  /// masks are visible to queries (a listener may query the index; PairTracker does). Listeners run in the order
+  /// they subscribed, one update at a time, under the rules of the world's own listeners (world.h): they must not
+  /// edit the world, subscribe here or drop a Subscription of this index, nor throw. Keep the Subscription no longer
+  /// than the index. May throw std::bad_alloc (nothing subscribed then).
+  [[nodiscard]] terrain::Subscription subscribe(std::function<void(const IndexUpdate&)> listener);
+
+  /// A walk for tests: every stored chunk's and its neighbours' masks equal a fresh build from the world, the stats
+  /// agree, and the lock-free paths answer as the table does. kCorrupt naming the first broken rule. Call it while no
+  /// edit runs; it costs a mask build per chunk.
+  Status validate() const;
 
  private:
-  friend class PairTracker;
   struct State;
   MaskIndex(terrain::World& world, MaskIndexOptions options);
   // create() after the CPU check (x86-64-v3 code).
   static Result<std::unique_ptr<MaskIndex>> createChecked(terrain::World& world, MaskIndexOptions options);
   void rebuild(std::span<const terrain::ChangeEvent> events);
-  void attach(PairTracker* tracker);
-  void detach(PairTracker* tracker);
 
   terrain::World& m_world;
   MaskIndexOptions m_options;
   double m_voxel_size;
   double m_voxel_reciprocal;  // exactReciprocal(m_voxel_size), for the query's conversion (query_range.h)
   std::unique_ptr<State> m_state;
-  std::mutex m_trackers_mutex;  // held while trackers are told of a rebuild
-  std::vector<PairTracker*> m_trackers;
+  std::shared_ptr<terrain::ListenerRegistry<const IndexUpdate&>> m_listeners;
   terrain::Subscription m_subscription;
 };
 

@@ -87,10 +87,9 @@ class PairTracker {
   std::size_t bodyCount() const;
 
  private:
-  friend class MaskIndex;
   struct Body;
-  // Called by the index after it rebuilt `chunks` (sorted) for voxels `changed` changing, inside the edit call.
-  void indexRebuilt(std::span<const terrain::ChunkCoord> chunks, std::span<const terrain::VoxelBox> changed);
+  // The index's listener: re-evaluates the bodies the update's chunks may change, inside the edit call.
+  void indexRebuilt(const IndexUpdate& update);
   // Re-queries one body's touches. Caller holds m_mutex (so do the two below).
   void requery(Body& body);
   // Sets the body's touches from `touches` (a query's answer for its box).
@@ -109,6 +108,7 @@ class PairTracker {
   std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
   std::vector<std::size_t> m_last;                                   // its entries that count, reused
   TouchBatch m_batch;                                                // its query results, reused
+  terrain::Subscription m_subscription;  // last: unsubscribed first, before the members the listener uses go
 };
 
 }  // namespace vtp::physics

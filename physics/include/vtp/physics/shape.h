@@ -1,9 +1,9 @@
 #pragma once
 /// \file
 /// Engine-neutral convex shapes and poses: what a contact or water query is asked about. No Bullet types here; the
-/// physics library converts to Bullet's shapes internally (bullet_terrain.h is the Bullet-facing side).
+/// physics library converts to Bullet's shapes internally (vtp/physics/bullet/bullet_terrain.h is the Bullet side).
 ///
-/// Conventions follow Bullet's so a server moving between the two APIs sees the same bodies: capsules and cylinders
+/// The definitions are Bullet's so a server moving between the two APIs sees the same bodies: capsules and cylinders
 /// stand along their local Y axis; a shape's `margin` is Bullet's collision margin (a box's and a cylinder's margin
 /// lies inside their given extents, a sphere's and a capsule's radius is the margin, a hull's margin is added around
 /// its points). [Unit: world units]

@@ -2,11 +2,11 @@
 /// \file
 /// The physics of one terrain world: the mask index (mask_index.h) and the collider cache (collider_cache.h), both
 /// kept current through the world's change events, and the queries that span chunks. Rays come first; contacts,
-/// water and the Bullet adapter build on this (issue 6).
+/// water and the Bullet adapter build on this (physics/README.md, "What the module does").
 ///
 /// Thread-safety: every query may run on any number of threads, concurrently with edits on the world (each query
 /// sees, per chunk, the terrain before or after a concurrent edit, never a mix inside one chunk).
-/// Range: physics answers within |x| < 2^16 voxels of the origin (CONVENTIONS); beyond is an error.
+/// Range: physics answers within |x| < 2^16 voxels of the origin (physics/README.md); beyond is an error.
 
 #include <array>
 #include <cstddef>
@@ -52,7 +52,7 @@ class TerrainPhysics {
 
   /// The contacts of `shape` at `pose` with the terrain, one manifold per chunk with contacts, into `out` (cleared
   /// first), in the order of the mask index's query. Adds to `stats` when given. Costs one allocation per call (the
-  /// shape's Bullet form); a Bullet world should use the adapter (bullet_terrain.h), which has its shapes already.
+  /// shape's Bullet form); a Bullet world should use the adapter (bullet/bullet_terrain.h), which holds its shapes.
   /// Errors: an invalid shape, pose or options (kInvalidArgument), a shape reaching 2^16 voxels from the origin
   /// (kOutOfRange); `out` is empty then.
   Status contacts(const ConvexShape& shape, const Pose& pose, std::vector<ChunkManifold>& out,
@@ -70,7 +70,7 @@ class TerrainPhysics {
 
  private:
   TerrainPhysics(terrain::World& world, std::unique_ptr<MaskIndex> masks, std::unique_ptr<ColliderCache> colliders);
-  // The chunk walk (physics/src/chunk_walk.h) over the chunks that may own triangles (their masks have solid bits)
+  // The chunk walk (src/query/chunk_walk.h) over the chunks that may own triangles (their masks have solid bits)
   // while `keep_going(entry)`: `visit(collider, ray prepared for it, chunk)` returns false to stop. Returns the first
   // error.
   template <class Continue, class Visit>

@@ -6,7 +6,7 @@
 /// one reads the box of voxels it reaches at once, a large one only its water chunks).
 ///
 /// The water model (one for both queries): a voxel is water when its material is water and its occupancy > 0
-/// (CONVENTIONS), and its water settles: a water voxel of occupancy o fills the lower o/255 of its cell, the rest of
+/// (terrain/README.md), and water settles: a water voxel of occupancy o fills the lower o/255 of its cell, the rest of
 /// the cell being dry. Flat water whose top layer has occupancy o therefore has its surface o/255 voxel above that
 /// layer's floor, and the submerged volume is occupancy-weighted (a voxel wholly inside a body adds o/255 of a cell).
 /// Solid voxels and air hold no water (a body's part inside rock is not submerged).
@@ -14,7 +14,7 @@
 /// Thread-safety: like TerrainPhysics' other queries, any number of threads, concurrently with edits (each chunk is
 /// read before or after a concurrent edit, never a mix). Scratch buffers are per thread and reused: no allocation per
 /// voxel, none per call once they have grown.
-/// Range: bodies and segments must lie within |x| < 2^16 voxels of the origin (CONVENTIONS); beyond is kOutOfRange.
+/// Range: bodies and segments must lie within |x| < 2^16 voxels of the origin (physics/README.md), else kOutOfRange.
 
 #include <array>
 

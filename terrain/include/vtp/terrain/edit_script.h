@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Edit scripts: a text form of edit commands, one per line, so servers can log edits and replay them
-/// (`vtp-world edit --script`). The grammar is below; README "Edit scripts" documents it for admins.
+/// (`vtp-world edit --script`). The grammar is below; tools/README.md "Edit scripts" documents it for admins.
 ///
 ///     # comment lines and trailing comments are ignored, as are blank lines
 ///     sphere   fill|clear|paint  center=x,y,z radius=r [material=m]

@@ -1,13 +1,16 @@
 #pragma once
 /// \file
 /// Error values returned by every vtp entry point that takes data from outside (edits, files, tool input).
-/// The library never throws for bad input, never prints and never exits: it returns one of these.
+/// The library never throws for bad input, never prints and never exits: it returns one of these. (A broken internal
+/// contract, such as value() on an error below, is no input error: VTP_ASSERT reports it and aborts, assert.h.)
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "vtp/terrain/assert.h"
 
 namespace vtp {
 
@@ -42,7 +45,10 @@ class [[nodiscard]] Status {
   bool ok() const noexcept { return !m_error.has_value(); }
   explicit operator bool() const noexcept { return ok(); }
   /// Precondition: !ok().
-  const Error& error() const noexcept { return *m_error; }
+  const Error& error() const noexcept {
+    VTP_ASSERT(!ok(), "Status::error() on an ok status");
+    return *m_error;
+  }
 
  private:
   std::optional<Error> m_error;
@@ -57,15 +63,27 @@ class [[nodiscard]] Result {
   bool ok() const noexcept { return m_v.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
   /// Precondition: ok().
-  T& value() & noexcept { return *std::get_if<0>(&m_v); }
-  const T& value() const& noexcept { return *std::get_if<0>(&m_v); }
-  T&& value() && noexcept { return std::move(*std::get_if<0>(&m_v)); }
+  T& value() & noexcept {
+    VTP_ASSERT(ok(), "Result::value() (or * or ->) on an error result");
+    return *std::get_if<0>(&m_v);
+  }
+  const T& value() const& noexcept {
+    VTP_ASSERT(ok(), "Result::value() (or * or ->) on an error result");
+    return *std::get_if<0>(&m_v);
+  }
+  T&& value() && noexcept {
+    VTP_ASSERT(ok(), "Result::value() on an error result");
+    return std::move(*std::get_if<0>(&m_v));
+  }
   T* operator->() noexcept { return &value(); }
   const T* operator->() const noexcept { return &value(); }
   T& operator*() & noexcept { return value(); }
   const T& operator*() const& noexcept { return value(); }
   /// Precondition: !ok().
-  const Error& error() const noexcept { return *std::get_if<1>(&m_v); }
+  const Error& error() const noexcept {
+    VTP_ASSERT(!ok(), "Result::error() on an ok result");
+    return *std::get_if<1>(&m_v);
+  }
   Status status() const { return ok() ? Status{} : Status{error()}; }
 
  private:

@@ -33,6 +33,7 @@
 #include "vtp/terrain/chunk.h"
 #include "vtp/terrain/coords.h"
 #include "vtp/terrain/edit.h"
+#include "vtp/terrain/listeners.h"
 #include "vtp/terrain/material_table.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/voxel.h"
@@ -41,7 +42,6 @@ namespace vtp::terrain {
 
 class ChunkTable;
 class EpochDomain;
-class ListenerRegistry;
 
 /// Parameters fixed when a world is created.
 struct WorldConfig {
@@ -52,23 +52,6 @@ struct WorldConfig {
 
 /// Receives every edit's change events (sorted by chunk) on the editing thread before the edit returns.
 using ChangeListener = std::function<void(std::span<const ChangeEvent>)>;
-
-/// Keeps a listener subscribed while alive (RAII). Movable; may outlive the World.
-class Subscription {
- public:
-  Subscription() = default;
-  Subscription(Subscription&&) noexcept;
-  Subscription& operator=(Subscription&&) noexcept;
-  ~Subscription();
-  /// Unsubscribes now; afterwards the listener is never called again. Idempotent.
-  void reset();
-
- private:
-  friend class World;
-  Subscription(std::weak_ptr<ListenerRegistry> registry, std::uint64_t id);
-  std::weak_ptr<ListenerRegistry> m_registry;
-  std::uint64_t m_id = 0;
-};
 
 /// Counts and memory of the stored chunks.
 struct WorldStats {
@@ -207,7 +190,7 @@ class World {
   WorldConfig m_config;
   std::unique_ptr<EpochDomain> m_epochs;
   std::unique_ptr<ChunkTable> m_table;
-  std::shared_ptr<ListenerRegistry> m_listeners;
+  std::shared_ptr<ListenerRegistry<std::span<const ChangeEvent>>> m_listeners;
   std::unique_ptr<EditState> m_edit;
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// World files (`.vtw`): load with full validation, save atomically. The byte layout is specified in
-/// terrain/src/world_format.h; README "World files" summarises it.
+/// terrain/src/world_format.h; terrain/README.md "World files" summarises it.
 ///
 /// Guarantees
 /// - Deterministic: encoding the same world twice gives identical bytes (records sorted by chunk, fixed zlib level).
