@@ -10,6 +10,7 @@
 #include <random>
 
 #include "mesher/reference_mesher.h"
+#include "support/materials.h"
 #include "support/random_world.h"
 #include "vtp/mesher/surface_mesher.h"
 
@@ -17,13 +18,12 @@ using namespace vtp::terrain;
 using vtp::mesher::ChunkMesh;
 using vtp::mesher::SurfaceMesher;
 using vtp::test::FixedPoint;
+using vtp::test::kRock;
 using vtp::test::kScale;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
 namespace {
-
-constexpr Voxel kRock{2, 255};
 
 // The voxels of chunks [lo, hi) (hi exclusive).
 VoxelBox voxelsOf(ChunkCoord lo, ChunkCoord hi) { return {chunkOrigin(lo), chunkOrigin(hi)}; }
@@ -100,7 +100,7 @@ std::unique_ptr<World> closedWorld(std::uint64_t seed, const VoxelBox& inner) {
 
 }  // namespace
 
-TEST_CASE("SurfaceMesher seams") {
+TEST_CASE("SurfaceMesher: meshing chunk by chunk gives the whole region's surface at seams") {
   SUBCASE("meshing a region chunk by chunk gives exactly the triangles of meshing it as one box") {
     std::size_t total = 0;
     for (std::uint64_t seed : {101u, 102u, 103u, 104u, 105u, 106u, 107u, 108u}) {
@@ -138,7 +138,7 @@ TEST_CASE("SurfaceMesher seams") {
   }
 }
 
-TEST_CASE("SurfaceMesher watertight") {
+TEST_CASE("SurfaceMesher: closed solids meshed chunk by chunk are watertight and wound one way without T-junctions") {
   SUBCASE(
       "closed random solids meshed chunk by chunk are closed, consistently wound, without T-junctions, and "
       "share every seam vertex") {
@@ -192,7 +192,7 @@ TEST_CASE("SurfaceMesher watertight") {
   }
 }
 
-TEST_CASE("SurfaceMesher spill, areas and duplicates") {
+TEST_CASE("SurfaceMesher: every triangle stays near a solid-inside voxel and none has zero area or repeats") {
   SUBCASE("every triangle lies within the 3^3 voxels around a solid-inside voxel") {
     SurfaceMesher mesher;
     ChunkMesh out;
@@ -275,7 +275,7 @@ TEST_CASE("SurfaceMesher spill, areas and duplicates") {
   }
 }
 
-TEST_CASE("SurfaceMesher layer rule and winding") {
+TEST_CASE("SurfaceMesher: partial layers and gentle slopes mesh at the height their occupancy gives and face out") {
   SurfaceMesher mesher;
   ChunkMesh out;
 

@@ -61,7 +61,7 @@ void checkAxis(std::mt19937_64& rng, int& fallbacks) {
 
 }  // namespace
 
-TEST_CASE("Quad split") {
+TEST_CASE("quad split: the kernel's split equals the scalar rule on every edge axis and in the zero-area fallback") {
   SUBCASE("the kernel's split equals the scalar rule, zero-area fallback included, for every edge axis") {
     std::mt19937_64 rng(808);
     int fallbacks = 0;

@@ -5,15 +5,16 @@
 
 #include <random>
 
+#include "support/materials.h"
+
 using namespace vtp::terrain;
 using vtp::test::FixedPoint;
+using vtp::test::kRock;
 using vtp::test::kScale;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
 namespace {
-
-constexpr Voxel kRock{2, 255};
 
 // A grid around voxel box `inner` with one voxel of margin, filled with `fill`.
 VoxelGrid gridAround(const VoxelBox& inner, Voxel fill) {
@@ -29,7 +30,7 @@ void set(VoxelGrid& g, VoxelCoord v, Voxel value) {
 
 }  // namespace
 
-TEST_CASE("ReferenceMesher") {
+TEST_CASE("ReferenceMesher: the oracle gives the hand-computed results and keeps its header's promises") {
   SUBCASE("a lone full voxel gives a closed 341/1024-voxel cube around its centre, wound outwards") {
     // Every crossing is at the face (t = (255 + 0 - 127.5) / 255 = 1/2); a cell's vertex is the mean of its 3
     // crossings: 5/6 voxel from the cell's lowest centre below (floor(5120/6) = 853, centre - 171) and 1/6 above

@@ -10,17 +10,17 @@
 #include <random>
 
 #include "mesher/reference_mesher.h"
+#include "support/materials.h"
 #include "support/random_world.h"
 
 using namespace vtp::terrain;
 using vtp::mesher::ChunkMesh;
 using vtp::mesher::SurfaceMesher;
+using vtp::test::kRock;
 using vtp::test::MeshTriangle;
 using vtp::test::VoxelGrid;
 
 namespace {
-
-constexpr Voxel kRock{2, 255};
 
 // Reports the first few triangles only one side has; true when both are the same multiset.
 bool sameTriangles(const std::vector<MeshTriangle>& fast, const std::vector<MeshTriangle>& reference) {
@@ -115,7 +115,7 @@ VoxelGrid gridOf(ChunkCoord chunk, const std::function<Voxel(VoxelCoord)>& voxel
 
 }  // namespace
 
-TEST_CASE("SurfaceMesher matches the reference") {
+TEST_CASE("SurfaceMesher: random worlds and adversarial boxes mesh to exactly the reference mesher's triangles") {
   SurfaceMesher mesher;
   ChunkMesh out;
 
@@ -281,7 +281,7 @@ TEST_CASE("SurfaceMesher matches the reference") {
   }
 }
 
-TEST_CASE("SurfaceMesher on every 2x2x2 pattern") {
+TEST_CASE("SurfaceMesher: every 2x2x2 cell pattern matches the reference and meshes closed and outward") {
   SurfaceMesher mesher;
   ChunkMesh out;
 
@@ -324,7 +324,7 @@ TEST_CASE("SurfaceMesher on every 2x2x2 pattern") {
   }
 }
 
-TEST_CASE("SurfaceMesher determinism and input checks") {
+TEST_CASE("SurfaceMesher: the same box gives the same bytes and a box of the wrong size or apron is refused") {
   SurfaceMesher mesher;
   ChunkMesh out;
 

@@ -1,5 +1,5 @@
 // The terrain in a Bullet world (BulletTerrain): ordinary btRigidBody objects resting, stacking, sliding and falling
-// on voxel terrain, with the physical tolerances of issue 6 (voxel = 1 m, g = 9.81, 60 Hz), and Bullet's own queries
+// on voxel terrain, at a game server's physical scale (voxel = 1 m, g = 9.81, 60 Hz), and Bullet's own queries
 // (rayTest, convexSweepTest, continuous collision) against the terrain object.
 #include "vtp/physics/bullet/bullet_terrain.h"
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/standard_worlds.h"
 #include "support/terrain_physics_support.h"
 
 using namespace vtp::terrain;
@@ -76,17 +77,10 @@ btRigidBody& restingCrate(Scene& scene) {
   return crate;
 }
 
-// Flat rock ground whose surface is y = 0, over x, z in [-r, r).
-std::unique_ptr<World> flatWorld(int r = 24) {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-r, -8, -r}, {r, 0, r}}, 2).ok());
-  return world;
-}
-
 }  // namespace
 
 TEST_CASE("bullet terrain: a sphere resting where four chunks meet settles on the surface and stays still") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(0, 1.0f, 0), false);
   scene.run(2);
@@ -107,7 +101,7 @@ TEST_CASE("bullet terrain: a sphere resting where four chunks meet settles on th
 }
 
 TEST_CASE("bullet terrain: a resting box does not turn and a stack of five boxes stays put") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& box = scene.add(new btBoxShape(btVector3(0.5f, 0.5f, 0.5f)), 1.0, btVector3(-6.3f, 0.55f, 2.2f), false);
   std::vector<btRigidBody*> stack;
@@ -131,7 +125,7 @@ TEST_CASE("bullet terrain: a resting box does not turn and a stack of five boxes
 }
 
 TEST_CASE("bullet terrain: a frictionless box slides across chunk seams at constant speed") {
-  auto world = flatWorld(40);
+  auto world = vtp::test::flatRockWorld(40);
   Scene scene(*world);
   btRigidBody& box = scene.add(new btBoxShape(btVector3(0.5f, 0.5f, 0.5f)), 1.0, btVector3(-20, 0.5f, 0.3f), false);
   box.setFriction(0);
@@ -165,7 +159,7 @@ TEST_CASE("bullet terrain: a ball, a capsule and a cylinder rolling across chunk
                         {"cylinder", new btCylinderShapeZ(btVector3(btScalar(r), btScalar(r), 0.8f)), 0.05}};
   for (const Case& c : cases) {
     INFO(std::string(c.name));
-    auto world = flatWorld(40);
+    auto world = vtp::test::flatRockWorld(40);
     Scene scene(*world);
     btRigidBody& body = scene.add(c.shape, 1.0, btVector3(-20, btScalar(r), 0.3f), false);  // across z = 0 too
     scene.run(0.3);
@@ -236,7 +230,7 @@ TEST_CASE("bullet terrain: a box pressed below the ground is pushed out through 
   // push it back out through the face.
   for (const bool one_sided : {true, false}) {
     CAPTURE(one_sided);
-    auto world = flatWorld();
+    auto world = vtp::test::flatRockWorld(24);
     BulletTerrainOptions options;
     options.one_sided = one_sided;
     Scene scene(*world, options);
@@ -254,7 +248,7 @@ TEST_CASE("bullet terrain: a box pressed below the ground is pushed out through 
 }
 
 TEST_CASE("bullet terrain: a body over a freshly dug crater falls into it") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& crate = restingCrate(scene);
   const float y0 = crate.getCenterOfMassPosition().y();
@@ -265,7 +259,7 @@ TEST_CASE("bullet terrain: a body over a freshly dug crater falls into it") {
 }
 
 TEST_CASE("bullet terrain: a fast sphere with continuous collision does not pass through a one-voxel wall") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   REQUIRE(world->fillBox({{0, 0, -8}, {1, 8, 8}}, 2).ok());
   Scene scene(*world);
   btRigidBody& ball = scene.add(new btSphereShape(0.2f), 1.0, btVector3(-6, 2, 0.5f), false);
@@ -277,7 +271,7 @@ TEST_CASE("bullet terrain: a fast sphere with continuous collision does not pass
 }
 
 TEST_CASE("bullet terrain: convexSweepTest stops a small sphere on the ground and a large one at a wall") {
-  auto world = flatWorld(48);
+  auto world = vtp::test::flatRockWorld(48);
   REQUIRE(world->fillBox({{20, 0, -8}, {21, 8, 8}}, 2).ok());
   Scene scene(*world);
   auto sweep = [&](btScalar radius, const btVector3& from, const btVector3& to) {
@@ -355,7 +349,7 @@ TEST_CASE("bullet terrain: Bullet's all-hits rayTest returns each of our raycast
 }
 
 TEST_CASE("bullet terrain: queries with broken input find nothing and break nothing") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   const btScalar nan = std::numeric_limits<btScalar>::quiet_NaN(), huge = btScalar(1e30);
   for (const btVector3& bad : {btVector3(nan, 0, 0), btVector3(huge, 0, 0), btVector3(0, -huge, 0)}) {
@@ -388,7 +382,7 @@ TEST_CASE("bullet terrain: queries with broken input find nothing and break noth
 }
 
 TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   auto physics = vtp::test::makePhysics(*world);
   btDefaultCollisionConfiguration config;
   btCollisionDispatcher dispatcher(&config);
@@ -411,7 +405,7 @@ TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
 TEST_CASE("bullet terrain: contactTest and contactPairTest report the terrain's contacts, in either order") {
   // Bullet 3.24 sent these queries to its SDF algorithm (CUSTOM_CONCAVE_SHAPE_TYPE is SDF_SHAPE_PROXYTYPE), which read
   // the terrain shape as a btSdfCollisionShape and found nothing.
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& ball = scene.add(new btSphereShape(0.5f), 1.0, btVector3(2.3f, 0.3f, -4.6f));
   struct Deepest : btCollisionWorld::ContactResultCallback {
@@ -461,7 +455,7 @@ TEST_CASE("bullet terrain: contactTest and contactPairTest report the terrain's 
 }
 
 TEST_CASE("bullet terrain: a second terrain on one world is refused") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   auto second = BulletTerrain::attach(*scene.physics, scene.dynamics);
   REQUIRE_FALSE(second.ok());
@@ -475,7 +469,7 @@ TEST_CASE("bullet terrain: a second terrain on one world is refused") {
 TEST_CASE("bullet terrain: a crate resting where the top layer is dug away falls, its old contacts dropped") {
   // The chunk under the crate keeps solid (y -8..-1), so its pair stays: the points found on the old surface once
   // survived the edit (a resting crate does not move, and refreshing kept them) and held it in the air.
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& crate = restingCrate(scene);
   const float y0 = crate.getCenterOfMassPosition().y();
@@ -488,7 +482,7 @@ TEST_CASE("bullet terrain: a crate resting where the top layer is dug away falls
 TEST_CASE("bullet terrain: an edit beside a resting crate keeps the contact points it still stands on") {
   // The points found again keep their lifetime and warm-starting impulse (dropping them all made a stack sag for a
   // step and fired contact-ended and -started callbacks).
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   btRigidBody& crate = restingCrate(scene);
   REQUIRE(world->setVoxel({4, -1, -6}, Voxel{3, 255}).ok());  // beside the crate, rock to dirt: the same surface
@@ -510,7 +504,7 @@ TEST_CASE("bullet terrain: an edit beside a resting crate keeps the contact poin
 TEST_CASE("bullet terrain: spheres smaller than the contact reuse distance rest on the ground") {
   // Reuse kept an empty search while the body moved up to max_reuse_distance (0.01 voxel), more than a 5 mm ball's
   // contact threshold: dropped from 2 mm above the ground, it fell through.
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   std::vector<btRigidBody*> balls;
   for (const float r : {0.003f, 0.005f, 0.01f, 0.05f}) {
@@ -585,7 +579,7 @@ struct CountingCreateFunc final : btCollisionAlgorithmCreateFunc {
 }  // namespace
 
 TEST_CASE("bullet terrain: the game's own create functions serve its concave shapes and come back on detach") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);
   scene.terrain.reset();
   CountingCreateFunc game;
@@ -641,7 +635,7 @@ TEST_CASE("bullet terrain: a body buried in rock builds no colliders for the chu
 }
 
 TEST_CASE("bullet terrain: two worlds sharing one dispatcher take one terrain at a time") {
-  auto world = flatWorld();
+  auto world = vtp::test::flatRockWorld(24);
   Scene scene(*world);  // its dynamics world, with the terrain attached
   btDbvtBroadphase broadphase;
   btCollisionWorld second(&scene.dispatcher, &broadphase, &scene.config);

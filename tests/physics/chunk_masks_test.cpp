@@ -9,18 +9,19 @@
 #include <vector>
 
 #include "physics/mask_reference.h"
+#include "support/materials.h"
 #include "support/random_world.h"
 
 using namespace vtp::terrain;
 using vtp::physics::ChunkMasks;
 using vtp::physics::MaskTag;
+using vtp::test::kRock;
 using vtp::test::maskBoxIndex;
 
 namespace {
 
-constexpr Voxel kRock{2, 255};
-constexpr Voxel kSandInside{4, 128};   // the lowest solid-inside occupancy
-constexpr Voxel kDirtOutside{3, 127};  // solid material, but outside the surface
+constexpr Voxel kSandInside{vtp::test::kSandId, 128};   // the lowest solid-inside occupancy
+constexpr Voxel kDirtOutside{vtp::test::kDirtId, 127};  // solid material, but outside the surface
 constexpr Voxel kWaterFull{kWaterMaterial, 255};
 constexpr Voxel kWaterThin{kWaterMaterial, 1};  // the least water there is: still water
 constexpr int kBoxVolume = vtp::physics::kMaskBoxVolume;
@@ -50,7 +51,7 @@ bool allZero(const vtp::physics::SliceMask& m) {
 
 }  // namespace
 
-TEST_CASE("the mask reference") {
+TEST_CASE("mask reference: a lone solid or water voxel sets exactly the bits worked out by hand") {
   // The reference is itself checked on cases worked out by hand, so a wrong oracle cannot pass the tests below.
   SUBCASE("a lone solid voxel at a chunk voxel sets exactly its 3x3x3 neighbourhood clipped to the chunk") {
     Box box = uniformBox(kAir);
@@ -73,7 +74,7 @@ TEST_CASE("the mask reference") {
   }
 }
 
-TEST_CASE("buildChunkMasks") {
+TEST_CASE("buildChunkMasks: masks and tags equal the 27-neighbour reference and a wrong-sized box is refused") {
   SUBCASE("random boxes of every density match the 27-neighbour reference") {
     std::mt19937_64 rng(0x6d61736b31ull);
     int mixed = 0;

@@ -1,4 +1,4 @@
-// The collider cache's per-shard map (physics/src/chunk_pointer_map.h, white-box) against std::map over random
+// The collider cache's per-shard map (physics/src/cache/chunk_pointer_map.h, white-box) against std::map over random
 // inserts, erases and lookups: keys from a small cube around the origin (negative coordinates, long probe runs) and
 // keys of one shard only (equal low hash bits, which the map skips), through growth and backward-shift deletion.
 #include "cache/chunk_pointer_map.h"
@@ -60,7 +60,7 @@ int churn(std::uint64_t seed, int hash_shift, const std::vector<ChunkCoord>& key
 
 }  // namespace
 
-TEST_CASE("ChunkPointerMap equals std::map under random inserts and erases") {
+TEST_CASE("ChunkPointerMap: equals std::map under random inserts and erases") {
   std::vector<ChunkCoord> cube;
   for (int z = -4; z < 4; ++z)
     for (int y = -4; y < 4; ++y)
@@ -79,7 +79,7 @@ TEST_CASE("ChunkPointerMap equals std::map under random inserts and erases") {
   CHECK(churn(3, 6, shard, 20000) == 0);
 }
 
-TEST_CASE("ChunkPointerMap spreads one shard's keys over its slots by the hash bits above the shard's") {
+TEST_CASE("ChunkPointerMap: one shard's keys spread over its slots by the hash bits above the shard's") {
   // 2,000 keys whose hashes share the low 6 bits: indexed by those bits too, they would land on 1 slot in 64 and
   // probe runs would be three times as long.
   ChunkPointerMap<int> map(6);

@@ -1,4 +1,4 @@
-// The chunk walk behind world rays (physics/src/chunk_walk.h, white-box) against a brute-force slab test in long double
+// The world rays' chunk walk (physics/src/query/chunk_walk.h, white-box) against a brute-force slab test in long double
 // over every chunk near the segment: each chunk whose grown bounds the segment enters is visited once, in order of
 // entry, and no other. Rays: random ones with negative coordinates, axis-aligned ones, ones on chunk boundaries or one
 // voxel off them (exactly on a grown bound), ones starting on a boundary behind the origin by rounding (a reviewer's

@@ -13,6 +13,7 @@
 
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
+#include "support/standard_worlds.h"
 
 using namespace vtp::terrain;
 using vtp::physics::ColliderCache;
@@ -36,7 +37,7 @@ std::unique_ptr<World> floorWorld() {
 
 }  // namespace
 
-TEST_CASE("collider cache: a miss builds what a fresh build gives; a hit returns the same collider") {
+TEST_CASE("collider cache: a miss builds what a fresh build gives and a hit returns the same collider") {
   auto world = vtp::test::makeWorld();
   std::mt19937_64 rng(3);
   vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 30, rng);
@@ -65,7 +66,7 @@ TEST_CASE("collider cache: a miss builds what a fresh build gives; a hit returns
   CHECK(s.bytes <= cache->byteBudget());
 }
 
-TEST_CASE("collider cache: an edit drops exactly the chunks whose 12^3 box it changed; the next query sees it") {
+TEST_CASE("collider cache: an edit drops exactly the chunks whose 12^3 box it changed and the next query sees it") {
   auto world = vtp::test::makeWorld();
   std::mt19937_64 rng(5);
   vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 30, rng);
@@ -219,8 +220,7 @@ TEST_CASE("collider cache: bad options and chunks are refused") {
 }
 
 TEST_CASE("collider cache: an edit exactly two voxels outside a chunk rebuilds it (its edge flags see that far)") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+  auto world = vtp::test::flatRockWorld(16);
   auto cache = makeCache(*world, std::size_t(16) << 20);
   const ChunkCoord c{0, -1, 0};  // voxels [0, 8) on x and z, its top layer the ground's surface
   for (const int outside : {2, 3}) {
@@ -236,7 +236,7 @@ TEST_CASE("collider cache: an edit exactly two voxels outside a chunk rebuilds i
   }
 }
 
-TEST_CASE("collider cache: queries get colliders without edge flags; the first contact query replaces them") {
+TEST_CASE("collider cache: queries get colliders without edge flags and the first contact query replaces them") {
   auto world = vtp::test::makeWorld();
   std::mt19937_64 rng(13);
   vtp::test::randomEdits(*world, {{-20, -10, -20}, {20, 10, 20}}, 30, rng);

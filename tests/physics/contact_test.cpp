@@ -23,6 +23,7 @@
 #include "contact/chunk_contacts.h"
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
+#include "support/standard_worlds.h"
 #include "support/terrain_physics_support.h"
 #include "vtp/physics/collider_builder.h"
 #include "vtp/physics/water.h"
@@ -268,12 +269,9 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
 
 // Rock below y = 0 over x, z in [-16, 16), and its physics.
 struct FlatGround {
-  std::unique_ptr<World> world = vtp::test::makeWorld();
+  std::unique_ptr<World> world = vtp::test::flatRockWorld(16);
   std::unique_ptr<TerrainPhysics> physics;
-  FlatGround() {
-    REQUIRE(world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
-    physics = vtp::test::makePhysics(*world);
-  }
+  FlatGround() { physics = vtp::test::makePhysics(*world); }
 };
 
 }  // namespace
@@ -345,7 +343,7 @@ TEST_CASE("contacts: a sphere resting where four chunks meet touches the ground 
   }
 }
 
-TEST_CASE("physics answers in a world whose edits are capped below a chunk's apron box") {
+TEST_CASE("TerrainPhysics: queries answer in a world whose edit caps are below a chunk's apron box") {
   // The masks read 10^3 boxes, contact colliders 12^3, water up to 32^3: none is an edit, so none meets the edit caps.
   WorldConfig config;
   config.limits.max_edit_voxels = 512;

@@ -12,6 +12,7 @@
 
 #include "collider/edge_flags.h"
 #include "support/random_world.h"
+#include "support/standard_worlds.h"
 #include "vtp/physics/terrain_physics.h"
 
 using namespace vtp::terrain;
@@ -108,9 +109,8 @@ TEST_CASE("edge flags: flat ground has none, across chunk seams too") {
       }
 }
 
-TEST_CASE("edge flags: a block's rim is flagged, its faces and the ground are not; matches brute force") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-12, -8, -12}, {12, 0, 12}}, 2).ok());
+TEST_CASE("edge flags: a block's rim is flagged but not its faces or the ground and brute force agrees") {
+  auto world = vtp::test::flatRockWorld(12);
   REQUIRE(world->fillBox({{-3, 0, -5}, {4, 3, 2}}, 3).ok());  // a block straddling chunk seams
   CHECK(checkWorld(*world) > 0);
 }
@@ -161,8 +161,7 @@ TEST_CASE("edge flags: the quad path takes the mesher's output and agrees with t
 }
 
 TEST_CASE("edge flags: a mesh without the mesher's structure takes the general path, with the same answers") {
-  auto world = vtp::test::makeWorld();
-  REQUIRE(world->fillBox({{-12, -8, -12}, {12, 0, 12}}, 2).ok());
+  auto world = vtp::test::flatRockWorld(12);
   REQUIRE(world->fillBox({{-3, 0, -5}, {4, 3, 2}}, 3).ok());
   std::vector<Voxel> box(std::size_t(vtp::mesher::boxVolume(vtp::mesher::kWideApron)));
   REQUIRE(world->readBox({{-2, -2, -2}, {10, 10, 10}}, box).ok());

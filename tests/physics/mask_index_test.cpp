@@ -22,6 +22,7 @@
 
 #include "physics/mask_reference.h"
 #include "broadphase/query_range.h"  // white-box: the query's conversion to voxels
+#include "support/materials.h"
 #include "support/random_world.h"
 #include "vtp/mesher/surface_mesher.h"
 
@@ -32,13 +33,14 @@ using vtp::physics::ChunkTouch;
 using vtp::physics::MaskIndex;
 using vtp::physics::MaskIndexOptions;
 using vtp::physics::MaskTag;
+using vtp::test::kDirtId;
+using vtp::test::kRock;
+using vtp::test::kRockId;
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr std::uint8_t kRockId = 2, kDirtId = 3;
-constexpr Voxel kRock{kRockId, 255};
 
 using P3 = std::array<double, 3>;
 
@@ -588,7 +590,7 @@ std::vector<ChunkCoord> chunksSeeing(const VoxelBox& b) {
 
 }  // namespace
 
-TEST_CASE("MaskIndex conservative") {
+TEST_CASE("MaskIndex: every chunk whose owned triangle or water voxel a box touches is reported") {
   struct Case {
     const char* name;
     double voxel_size;
@@ -648,7 +650,7 @@ TEST_CASE("MaskIndex conservative") {
   }
 }
 
-TEST_CASE("MaskIndex precise") {
+TEST_CASE("MaskIndex: a box is reported only within the documented reach of a solid-inside or water voxel") {
   for (const double voxel_size : {1.0, 0.5, 0.7}) {
     SUBCASE((std::string("a box more than 2 voxels from every solid-inside (water) voxel along some axis is not reported "
                          "solid (water), voxel size ") + std::to_string(voxel_size)).c_str()) {
@@ -740,7 +742,7 @@ TEST_CASE("MaskIndex precise") {
   }
 }
 
-TEST_CASE("MaskIndex edits") {
+TEST_CASE("MaskIndex: after any edit the index equals the reference masks and a fresh index") {
   SUBCASE("after every edit of a random sequence the index equals the reference masks and a fresh index") {
     auto world = makeWorld(1.0);
     const auto index = makeIndex(*world);
@@ -896,7 +898,7 @@ void checkBatches(const MaskIndex& index, const std::vector<Aabb>& boxes,
   }
 }
 
-TEST_CASE("MaskIndex query") {
+TEST_CASE("MaskIndex: query equals the chunk-by-chunk brute force on the range and index-walk paths") {
   for (const double voxel_size : {1.0, 0.5, 2.0}) {
     SUBCASE((std::string("query equals the chunk-by-chunk brute force on both the range and the index-walk path, voxel "
                          "size ") + std::to_string(voxel_size)).c_str()) {
@@ -1092,7 +1094,7 @@ TEST_CASE("MaskIndex voxel spans: multiplying by an exact reciprocal gives the d
   CHECK(compared == 120000);
 }
 
-TEST_CASE("MaskIndex rejects") {
+TEST_CASE("MaskIndex: bad boxes and options are refused and leave the output empty") {
   auto world = makeWorld(1.0);
   REQUIRE(world->fillSphere({0.0, 0.0, 0.0}, 5.0, kRockId).ok());
   const auto index = makeIndex(*world);
@@ -1183,7 +1185,7 @@ TEST_CASE("MaskIndex rejects") {
   }
 }
 
-TEST_CASE("MaskIndex threads") {
+TEST_CASE("MaskIndex: queries on two threads see every finished edit of a third") {
   SUBCASE("two threads query while a third edits, and every finished edit is visible to them") {
     auto world = makeWorld(1.0);
     buildRandomWorld(*world, 61);

@@ -36,7 +36,7 @@ void checkReads(const MaskStore& store, MaskStore::Place p, const ChunkMasks& m)
 
 }  // namespace
 
-TEST_CASE("MaskStore lines against a model") {
+TEST_CASE("MaskStore: line allocation under random allocations and releases matches a model") {
   std::mt19937_64 rng(20261127);
   MaskStore store;
   struct Live {

@@ -1,4 +1,4 @@
-// The water caches' RecentlyUsed (physics/src/recently_used.h, white-box): hits, misses and which value a miss
+// The water caches' RecentlyUsed (physics/src/cache/recently_used.h, white-box): hits, misses and which value a miss
 // replaces, against a model that keeps the keys in order of use; a predicate that rejects a key's value; a fill that
 // throws; values that stay where they are.
 #include "cache/recently_used.h"
@@ -23,7 +23,7 @@ struct Value {
 
 }  // namespace
 
-TEST_CASE("RecentlyUsed keeps the values last used, against a model") {
+TEST_CASE("RecentlyUsed: hits and misses follow a model of the keys in order of use and values stay in their slots") {
   constexpr std::size_t kCapacity = 8;
   RecentlyUsed<int, Value, kCapacity> kept;
   std::list<int> model;  // the kept keys, the most recently used first

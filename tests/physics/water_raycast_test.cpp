@@ -180,7 +180,7 @@ TEST_CASE("water ray: surfaces, starting in water, edits and bad rays") {
   }
 }
 
-TEST_CASE("water ray: a ray through a water voxel's edge or corner only touches it; one a hair inside enters") {
+TEST_CASE("water ray: a ray through a water voxel's edge or corner only touches it but one a hair inside enters") {
   // Single full water voxels: at the origin, at a chunk corner (its corner (8, 8, 8) is one), and at negative
   // coordinates. Rays along lines that meet the voxel's closed cell in one point, a corner or a point of an edge,
   // from origins at multiples of 1/16 (so the line passes through that point exactly), with directions of several

@@ -106,7 +106,7 @@ Submersion check(const TerrainPhysics& physics, const ConvexShape& shape, const 
 
 }  // namespace
 
-TEST_CASE("submerged volume in flat water") {
+TEST_CASE("submerged volume: bodies in flat water match their analytic volumes at several depths and orientations") {
   for (const double s : {1.0, 0.5}) {
     for (const int partial : {0, 100}) {
       CAPTURE(s);
@@ -359,7 +359,7 @@ TEST_CASE("submerged volume: whole, dry, occupancy-weighted, not in rock") {
   }
 }
 
-TEST_CASE("submerged volume refuses bad input") {
+TEST_CASE("submerged volume: bad shapes and poses are refused as invalid or out of range") {
   const FlatWater w = flatWater(1.0, 0, 0);
   const double nan = std::nan("");
   auto code = [&](const ConvexShape& shape, const Pose& pose) {

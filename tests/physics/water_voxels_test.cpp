@@ -1,7 +1,7 @@
-// The water walk's level-pool shortcut (physics/src/water_voxels.h, white-box): findLevelPool against the definition
-// written out column by column, and wetMoments with a pool against the voxel walk alone, on random pools (beds of
-// uneven height, columns without water, partly filled tops, rock and air above), pools broken by one voxel, and
-// segments at random, vertical, level on the surface or a floor, and along column boundaries.
+// The water walk's level-pool shortcut (physics/src/water/water_voxels.h, white-box): findLevelPool against the
+// definition written out column by column, and wetMoments with a pool against the voxel walk alone, on random pools
+// (beds of uneven height, columns without water, partly filled tops, rock and air above), pools broken by one voxel,
+// and segments at random, vertical, level on the surface or a floor, and along column boundaries.
 #include "water/water_voxels.h"
 
 #include <doctest/doctest.h>

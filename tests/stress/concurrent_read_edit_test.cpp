@@ -44,7 +44,7 @@ bool isSomePattern(const Voxel* voxels) {
 
 }  // namespace
 
-TEST_CASE("World concurrency") {
+TEST_CASE("World: readers see whole chunk versions and listeners run without deadlock while threads edit") {
   SUBCASE("4 readers see whole chunk versions while 1 editor rewrites, grows and shrinks the world") {
     auto world = vtp::test::makeWorld();
     const ChunkCoord watched{-1, 0, 2};

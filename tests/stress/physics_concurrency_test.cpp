@@ -22,7 +22,7 @@ using vtp::physics::MaskIndex;
 using vtp::physics::PairChanges;
 using vtp::physics::PairTracker;
 
-TEST_CASE("Broadphase concurrency") {
+TEST_CASE("broadphase: queries and pair updates run while edits rebuild the index and end equal to a fresh build") {
   SUBCASE("queries and pair updates run while edits rebuild the index; the end state equals a fresh build") {
     auto world = vtp::test::makeWorld();
     std::mt19937_64 setup(91);

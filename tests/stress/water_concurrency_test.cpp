@@ -15,7 +15,7 @@
 using namespace vtp::terrain;
 using namespace vtp::physics;
 
-TEST_CASE("Water queries concurrency") {
+TEST_CASE("water queries: volumes and rays stay in bounds as a lake rises and drains and end equal to a fresh one") {
   SUBCASE("submerged volumes and water rays run while edits raise and drain a lake; the end state equals a fresh one") {
     auto world = vtp::test::makeWorld();
     REQUIRE(world->fillBox(VoxelBox{{-20, -12, -20}, {20, -4, 20}}, kWaterMaterial).ok());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/random_world.h"
+#include "support/standard_worlds.h"
 #include "vtp/physics/terrain_physics.h"
 
 namespace vtp::test {
@@ -29,8 +30,7 @@ struct StormScene {
 
 inline StormScene makeStormScene(std::uint64_t seed) {
   StormScene scene;
-  scene.world = makeWorld();
-  REQUIRE(scene.world->fillBox({{-16, -8, -16}, {16, 0, 16}}, 2).ok());
+  scene.world = flatRockWorld(16);
   std::mt19937_64 rng(seed);
   randomEdits(*scene.world, kStormRegion, 20, rng);
   physics::TerrainPhysicsOptions options;

@@ -43,7 +43,7 @@ void expectRejected(const std::string& script, std::uint32_t line, const std::st
 
 }  // namespace
 
-TEST_CASE("EditScript") {
+TEST_CASE("EditScript: lines parse to their edits and bad lines and rejected scripts are named by line number") {
   SUBCASE("a sphere fill parses to a sphere shape edit with its centre, radius and material") {
     const ShapeEdit e = shapeOf(parseOne("sphere fill center=10,20,-5 radius=6 material=rock"));
     CHECK(e.op == EditOp::kFill);

@@ -49,7 +49,7 @@ fs::path stickyDirectory(const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("replaceFile writes the new contents and leaves nothing else beside them") {
+TEST_CASE("replaceFile: writes the new contents and leaves nothing else beside them") {
   TempDir dir;
   const fs::path target = dir.path / "report.json";
   REQUIRE(replaceFile(bytesOf("old"), target).ok());
@@ -58,7 +58,7 @@ TEST_CASE("replaceFile writes the new contents and leaves nothing else beside th
   CHECK(dir.names() == std::vector<std::string>{"report.json"});
 }
 
-TEST_CASE("a write removes the temp files of dead writers of its target, and only those") {
+TEST_CASE("replaceFile: a write removes the temp files of dead writers of its target and only those") {
   TempDir dir;
   const fs::path target = dir.path / "world.vtw";
   fileAged(dir.path, "world.vtw.tmp.4242.0", 600);              // a dead writer's: removed
@@ -81,7 +81,7 @@ TEST_CASE("a write removes the temp files of dead writers of its target, and onl
   CHECK(contents(target) == "world");
 }
 
-TEST_CASE("replaceFile refuses a FIFO or device target before writing anything") {
+TEST_CASE("replaceFile: refuses a FIFO or device target before writing anything") {
   TempDir dir;
   const fs::path fifo = dir.path / "pipe";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
@@ -96,7 +96,7 @@ TEST_CASE("replaceFile refuses a FIFO or device target before writing anything")
   CHECK(fs::is_character_file("/dev/null"));
 }
 
-TEST_CASE("replaceFile writes through links, dangling ones too, and refuses a directory before writing") {
+TEST_CASE("replaceFile: writes through links including dangling ones and refuses a directory before writing") {
   TempDir dir;
   fs::create_directory(dir.path / "worlds");
   // A dangling link: the first save creates the file it names; the link stays a link.
@@ -123,7 +123,7 @@ TEST_CASE("replaceFile writes through links, dangling ones too, and refuses a di
   CHECK(dir.names() == std::vector<std::string>{"chain.vtw", "current.vtw", "loop_a", "loop_b", "worlds"});
 }
 
-TEST_CASE("a new file gets 0666 less the umask; a replaced one keeps its mode") {
+TEST_CASE("replaceFile: a new file gets 0666 less the umask and a replaced one keeps its mode") {
   TempDir dir;
   const mode_t old_umask = ::umask(027);
   REQUIRE(replaceFile(bytesOf("a"), dir.path / "new.json").ok());
@@ -137,7 +137,7 @@ TEST_CASE("a new file gets 0666 less the umask; a replaced one keeps its mode") 
   CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("a replaced file keeps its set-ID bits; its temp file is private until commit") {
+TEST_CASE("replaceFile: a replaced file keeps its set-ID bits and its temp file is private until commit") {
   TempDir dir;
   const fs::path target = dir.path / "tool.bin";
   REQUIRE(replaceFile(bytesOf("old"), target).ok());
@@ -159,7 +159,7 @@ TEST_CASE("a replaced file keeps its set-ID bits; its temp file is private until
   CHECK(contents(target) == "new");
 }
 
-TEST_CASE("another user's link in a sticky world-writable directory is not followed; a pipe is refused as such") {
+TEST_CASE("replaceFile: another user's link in a sticky world-writable dir is not followed and a pipe is refused") {
   TempDir dir;
   const fs::path shared = stickyDirectory(dir);
   const fs::path link = shared / "report.json";
@@ -184,7 +184,7 @@ TEST_CASE("another user's link in a sticky world-writable directory is not follo
   CHECK(piped.error().code == vtp::ErrorCode::kInvalidArgument);
 }
 
-TEST_CASE("namesStream: devices, FIFOs and open descriptors' names are streams; files and new paths are not") {
+TEST_CASE("namesStream: devices and FIFOs and open descriptors' names are streams but files and new paths are not") {
   TempDir dir;
   CHECK(namesStream("/dev/null"));
   CHECK(namesStream("/dev/stdout"));  // a link into /proc/self/fd, whatever stdout is
@@ -207,7 +207,7 @@ TEST_CASE("namesStream: devices, FIFOs and open descriptors' names are streams; 
   CHECK(contents(dir.path / "file") == "x");
 }
 
-TEST_CASE("in a sticky world-writable directory, another user's file is not replaced, by root either") {
+TEST_CASE("replaceFile: in a sticky world-writable directory another user's file is not replaced even by root") {
   TempDir dir;
   const fs::path shared = stickyDirectory(dir);
   const fs::path planted = shared / "report.json";

@@ -20,7 +20,7 @@
 
 using namespace vtp::terrain;
 
-TEST_CASE("World save under kill -9") {
+TEST_CASE("saveWorldFile: a saver killed at random times leaves the old world or the new one") {
   SUBCASE("a saver killed at random times always leaves one of the two worlds it was writing") {
     auto a = vtp::test::makeWorld();
     auto b = vtp::test::makeWorld();

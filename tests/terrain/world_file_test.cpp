@@ -345,7 +345,7 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("WorldFile") {
+TEST_CASE("WorldFile: worlds round-trip and save atomically and every damaged file is rejected with its own message") {
   SUBCASE("the test's hand-made encoder agrees with encodeWorld byte for byte") {
     auto w = vtp::test::makeWorld();
     const std::array<Voxel, kChunkVolume> mixed = mixedVoxels();
@@ -919,7 +919,7 @@ TEST_CASE("WorldFile") {
   }
 }
 
-TEST_CASE("WorldFile paths that are not regular files") {
+TEST_CASE("WorldFile: loading a FIFO or a directory is refused at once") {
   const auto dir = std::filesystem::temp_directory_path() / ("vtp_special_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

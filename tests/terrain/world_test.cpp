@@ -52,7 +52,7 @@ TEST_CASE("coordinates: the chunks a box overlaps, against counting them one by 
   CHECK(chunkCount({{kMin, 0, 0}, {kMax, 1, 1}}) == std::int64_t(1) << 29);
 }
 
-TEST_CASE("World") {
+TEST_CASE("World: shape edits and reads and listeners and batches follow the rules of world.h") {
   auto world = vtp::test::makeWorld();
 
   SUBCASE("a new world is all air and stores nothing") {
@@ -319,7 +319,7 @@ TEST_CASE("World") {
   }
 }
 
-TEST_CASE("World rejects bad edits and changes nothing") {
+TEST_CASE("World: bad edits are refused and change nothing") {
   auto world = vtp::test::makeWorld();
   std::mt19937_64 rng(3);
   vtp::test::randomEdits(*world, {{-20, -20, -20}, {20, 20, 20}}, 40, rng);
@@ -410,7 +410,7 @@ TEST_CASE("World rejects bad edits and changes nothing") {
   CHECK(listener_calls == 0);
 }
 
-TEST_CASE("World creation") {
+TEST_CASE("World: bad configs are refused and the configured edit caps hold") {
   SUBCASE("rejects bad configs") {
     WorldConfig c;
     c.voxel_size = 0;
@@ -469,7 +469,7 @@ TEST_CASE("World creation") {
   }
 }
 
-TEST_CASE("World edits that run out of memory say so and change nothing") {
+TEST_CASE("World: edits that run out of memory say so and change nothing") {
   // Every allocation of a batch made to fail in turn (the k-th after the call starts), as a process memory limit
   // would: each failing call returns kOutOfMemory and leaves the world as it was; the first k past the batch's
   // allocations applies it whole.

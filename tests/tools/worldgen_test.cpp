@@ -150,7 +150,7 @@ WaterCheck checkWater(const Grid& g) {
 
 }  // namespace
 
-TEST_CASE("noise") {
+TEST_CASE("worldgen noise: mix64 is splitmix64 and streams and gradient noise keep their stated properties") {
   SUBCASE("mix64 is the splitmix64 finaliser") {
     // First output of splitmix64 seeded with 0 (Vigna's reference implementation).
     CHECK(mix64(0) == 0xe220a8397b1dcdafull);
@@ -199,7 +199,7 @@ TEST_CASE("noise") {
   }
 }
 
-TEST_CASE("presets") {
+TEST_CASE("worldgen presets: names and sizes and the material table are as documented and bad params are refused") {
   SUBCASE("names round-trip and unknown names are refused") {
     for (auto name : kPresetNames) {
       auto p = parsePreset(name);
@@ -260,7 +260,7 @@ TEST_CASE("presets") {
   }
 }
 
-TEST_CASE("flat and empty presets") {
+TEST_CASE("worldgen flat and empty presets: flat is rock below y = 0 in its box and empty stores nothing") {
   SUBCASE("flat is full rock below y = 0 and air above, inside its box only") {
     for (VoxelCoord size : {VoxelCoord{32, 16, 32}, VoxelCoord{5, 3, 7}, VoxelCoord{9, 40, 1}}) {
       auto world = generateWorld({Preset::kFlat, 7, size});
@@ -298,7 +298,7 @@ TEST_CASE("flat and empty presets") {
   }
 }
 
-TEST_CASE("default world") {
+TEST_CASE("worldgen default world: the terrain holds the features it promises inside its box and under 4 MiB") {
   const DefaultWorld& d = defaultWorld();
   const Grid& g = d.grid;
   const VoxelBox& box = g.box;
@@ -438,7 +438,7 @@ TEST_CASE("default world") {
   }
 }
 
-TEST_CASE("determinism") {
+TEST_CASE("worldgen determinism: a seed gives the same world in any rects and other seeds keep the guarantees") {
   SUBCASE("a seed gives the same world every time, another seed another world") {
     const VoxelCoord size{128, 96, 128};
     auto a = generateWorld({Preset::kDefault, 7, size});
