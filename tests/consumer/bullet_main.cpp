@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     if (!found.ok() || !*found) return 1;
     btVector3 inertia;
     shapes[i]->calculateLocalInertia(1.0f, inertia);
-    btTransform start(btQuaternion::getIdentity(), btVector3(float(i), float(ground.hit.point[1] + 4.0), 0.0f));
+    btTransform start(btQuaternion::getIdentity(), btVector3(float(i), float(ground.hit.point.y + 4.0), 0.0f));
     auto motion = new btDefaultMotionState(start);  // owned by the body's construction info below
     bodies.push_back(std::make_unique<btRigidBody>(btRigidBody::btRigidBodyConstructionInfo(1, motion, shapes[i],
                                                                                           inertia)));

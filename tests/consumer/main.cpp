@@ -44,16 +44,17 @@ int main(int argc, char** argv) {
   std::printf("chunk (0,0,0): %d triangles, %d vertices\n", *triangles, mesh.vertex_count);
 
   // Physics: the mask index and the collider cache follow the world's edits; a ray straight down into the crater.
+  // Physics positions are vtp::physics::WorldVec3, in world units (voxels x voxel_size; 1 in this world).
   auto physics = vtp::physics::TerrainPhysics::create(world);
   if (!physics.ok()) return 1;
   vtp::physics::WorldRayHit hit;
   auto found = (*physics)->raycastClosest({{10.0, 40.0, -6.0}, {0.0, -1.0, 0.0}, 80.0}, hit);
   if (!found.ok() || !*found) return 1;
-  std::printf("ray down at (10, -6): ground at y = %.3f\n", hit.hit.point[1]);
+  std::printf("ray down at (10, -6): ground at y = %.3f\n", hit.hit.point.y);
 
   // Contacts of a ball of radius 0.5 sunk 0.1 into that ground: one manifold (up to 4 points) per chunk it touches.
   vtp::physics::Pose pose;
-  pose.position = {hit.hit.point[0], hit.hit.point[1] + 0.4, hit.hit.point[2]};
+  pose.position = {hit.hit.point.x, hit.hit.point.y + 0.4, hit.hit.point.z};
   std::vector<vtp::physics::ChunkManifold> manifolds;
   if (!(*physics)->contacts(vtp::physics::ConvexShape::sphere(0.5), pose, manifolds).ok() || manifolds.empty())
     return 1;

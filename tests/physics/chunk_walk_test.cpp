@@ -110,8 +110,8 @@ Ray randomRay(std::mt19937_64& rng, double voxel_size, int kind) {
   std::uniform_int_distribution<int> offset(-1, 1);  // voxels off a chunk boundary
   const double size = kChunkSize * voxel_size;
   Ray ray;
-  for (auto& o : ray.origin) o = u(rng) * 40 * size;
-  for (auto& d : ray.direction) d = u(rng);
+  for (std::size_t a = 0; a < 3; ++a) ray.origin[a] = u(rng) * 40 * size;
+  for (std::size_t a = 0; a < 3; ++a) ray.direction[a] = u(rng);
   ray.max_t = (0.5 + 0.5 * u(rng)) * 12 * size;
   switch (kind) {
     case 1: {  // axis-aligned, possibly along a chunk boundary or a grown bound
@@ -134,7 +134,7 @@ Ray randomRay(std::mt19937_64& rng, double voxel_size, int kind) {
     case 4:  // a tiny or huge direction scale, with a component possibly subnormal or flushed by prepareRay
     {
       const double scale = std::pow(10.0, double(int(rng() % 601) - 300));
-      for (auto& d : ray.direction) d *= scale;
+      for (std::size_t a = 0; a < 3; ++a) ray.direction[a] *= scale;
       ray.max_t /= scale;
       const std::size_t a = rng() % 3;
       const double tiny[] = {5e-324, 1e-320, 2.2e-308, 1e-31 * scale, 1e-29 * scale, 0.0};

@@ -190,10 +190,10 @@ TEST_CASE("collider: random rays agree with a double-precision oracle (voxel siz
         const double len = std::sqrt(dot(d, d));
         if (len == 0) continue;
         for (double& x : d) x /= len;
-        mismatches += checkRay(c, Ray{from, d, 2 * diagonal}, voxel_size);
+        mismatches += checkRay(c, Ray{WorldVec3(from), WorldVec3(d), 2 * diagonal}, voxel_size);
         // Short: 2 voxels in a uniform direction from a point inside (often inside the solid).
         P3 e = uniformIn(rng, {-1, -1, -1}, {1, 1, 1});
-        const Ray s{uniformIn(rng, lo, hi), e, 2 * voxel_size / std::sqrt(dot(e, e))};
+        const Ray s{WorldVec3(uniformIn(rng, lo, hi)), WorldVec3(e), 2 * voxel_size / std::sqrt(dot(e, e))};
         mismatches += checkRay(c, s, voxel_size);
         RayHit h;
         auto pr = prepareRay(s, c.chunk(), voxel_size);
@@ -566,7 +566,7 @@ TEST_CASE("collider: a ray prepared once and shifted to a chunk equals prepareRa
       continue;
     }
     for (int k = 0; k < 4; ++k) {
-      const double* o = ray.origin.data();
+      const std::array<double, 3> o = ray.origin.array();
       const auto near = [&](int a) { return std::int32_t(std::floor(o[a] / (8 * voxel_size))) + int(rng() % 5) - 2; };
       ChunkCoord chunk = k < 3 ? ChunkCoord{near(0), near(1), near(2)}
                                : ChunkCoord{rng() % 2 ? 8193 : -8193, near(1), rng() % 2 ? -8193 : 8193};
@@ -763,7 +763,7 @@ TEST_CASE("collider builder: a collider for queries is the contacts' collider wi
     worldBounds(f, 1.0, lo, hi);
     for (int i = 0; i < 16; ++i) {
       const P3 a = uniformIn(rng, lo, hi), b = uniformIn(rng, lo, hi);
-      const Ray ray{a, sub(b, a), 1.0};
+      const Ray ray{WorldVec3(a), WorldVec3(sub(b, a)), 1.0};
       auto prepared = prepareRay(ray, c, 1.0);
       REQUIRE(prepared.ok());
       RayHit hf, hq;

@@ -159,7 +159,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
                    btScalar(pose.rotation[3])};
     const btMatrix3x3 basis(q);
     std::array<double, 3> min, max;
-    shapeBounds(*bt, basis, pose.position, kThreshold, min, max);
+    shapeBounds(*bt, basis, pose.position.array(), kThreshold, min, max);
 
     // Brute force: every triangle of every chunk whose grown bounds meet the shape's box.
     std::map<Key, RefContact> reference;
@@ -171,7 +171,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
         near = near && max[std::size_t(a)] >= o[std::size_t(a)] - voxel_size &&
                min[std::size_t(a)] <= o[std::size_t(a)] + 9 * voxel_size;
       if (!near) continue;
-      const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, c, voxel_size);
+      const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position.array(), c, voxel_size);
       for (int id = 0; id < collider->triangleCount(); ++id) {
         btVector3 t[3];
         triangleInWorld(*collider, id, voxel_size, t);
@@ -193,7 +193,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
       if (!touch.solid || touch.tag != MaskTag::kMixed) continue;
       auto pin = tp.colliders().acquire(touch.chunk);
       REQUIRE(pin.ok());
-      const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, touch.chunk, voxel_size);
+      const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position.array(), touch.chunk, voxel_size);
       chunkContacts(*pin.value(), placed, min, max, voxel_size, btScalar(kThreshold), scratch, counters,
                     /*correct_edges=*/false);
       for (const ChunkContact& c : scratch.contacts) ours.emplace(Key{touch.chunk, c.triangle}, c.contact);  // GJK's first
@@ -215,7 +215,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
         // depth): EPA had not converged, ours is the closer.
         btVector3 t[3];
         triangleInWorld(*brute.at(key.first), key.second, voxel_size, t);
-        const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, key.first, voxel_size);
+        const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position.array(), key.first, voxel_size);
         const double upper = overlapAlong(*bt, placed.pose, t, ref.normal);
         INFO("ours " << depth << ", EPA's bracket " << ref.depth << " .. " << upper);
         CHECK(upper - ref.depth > 1e-4);
@@ -231,7 +231,7 @@ void checkAgainstBruteForce(double voxel_size, std::uint64_t seed) {
         // EPA may pick among equally deep axes: ours must be one of them.
         btVector3 t[3];
         triangleInWorld(*brute.at(key.first), key.second, voxel_size, t);
-        const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position, key.first, voxel_size);
+        const ShapeInChunk placed = placeInChunk(*bt, basis, pose.position.array(), key.first, voxel_size);
         INFO("ours " << c.normal.x() << " " << c.normal.y() << " " << c.normal.z() << " depth " << depth << " ref "
                      << ref.normal.x() << " " << ref.normal.y() << " " << ref.normal.z() << " overlap along ref "
                      << overlapAlong(*bt, placed.pose, t, ref.normal));

@@ -44,7 +44,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using P3 = std::array<double, 3>;
 
-double axis(const Vec3d& v, int i) { return i == 0 ? v.x : (i == 1 ? v.y : v.z); }
+double axis(const vtp::physics::WorldVec3& v, int i) { return v[std::size_t(i)]; }
 std::int32_t axis(const VoxelCoord& v, int i) { return i == 0 ? v.x : (i == 1 ? v.y : v.z); }
 std::int32_t axis(const ChunkCoord& c, int i) { return i == 0 ? c.x : (i == 1 ? c.y : c.z); }
 

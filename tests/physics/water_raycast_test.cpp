@@ -202,7 +202,7 @@ TEST_CASE("water ray: a ray through a water voxel's edge or corner only touches 
             {{w.x + 1.0, w.y + 1.0, w.z + f}, {scale, -scale, 0}},
         }};
         for (const auto& [p, d] : lines) {
-          Ray ray{{p[0] - u * d[0], p[1] - u * d[1], p[2] - u * d[2]}, d, 2 * u};
+          Ray ray{{p[0] - u * d[0], p[1] - u * d[1], p[2] - u * d[2]}, WorldVec3(d), 2 * u};
           WaterHit hit;
           touches += raycastWater(*physics, ray, hit).value() ? 1 : 0;
           // The same line moved a millionth of a voxel into the voxel on x and z: it crosses a corner of the

@@ -267,7 +267,7 @@ TEST_CASE("submerged volume: a ship-sized body over water of uneven levels, acro
       const double z1 = std::min(8.0 * column.second + 8, centre[2] + h[2]);
       if (x0 < x1 && z0 < z1) want += (x1 - x0) * (z1 - z0) * std::clamp(top - bottom, 0.0, 2 * h[1]);
     }
-    check(*physics, ConvexShape::box(h), Pose{centre}, want, 0.005);
+    check(*physics, ConvexShape::box(h), Pose{WorldVec3(centre)}, want, 0.005);
   }
 }
 

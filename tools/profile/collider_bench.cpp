@@ -99,7 +99,7 @@ Queries makeQueries(const physics::Collider& c, double voxel_size, std::mt19937_
     const double n = std::sqrt(oracle::dot(dir, dir));
     if (n == 0) dir = {0, 1, 0};
     else for (double& x : dir) x /= n;
-    q.rays[kind].push_back(physics::Ray{from, dir, length});
+    q.rays[kind].push_back(physics::Ray{physics::WorldVec3(from), physics::WorldVec3(dir), length});
     std::array<float, 6> l;
     for (std::size_t a = 0; a < 3; ++a) {
       l[a] = float(from[a] - o[a]);

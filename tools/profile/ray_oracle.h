@@ -44,13 +44,13 @@ inline std::array<P3, 3> worldTriangle(const physics::Collider& c, int id, doubl
 /// Double-sided Möller–Trumbore; `slack` widens (> 0) or narrows (< 0) the triangle and the t range.
 inline bool hit(const physics::Ray& r, const std::array<P3, 3>& v, double slack, double& t) {
   const P3 e1 = sub(v[1], v[0]), e2 = sub(v[2], v[0]);
-  const P3 p = cross(r.direction, e2);
+  const P3 p = cross(r.direction.array(), e2);
   const double det = dot(e1, p);
   if (det == 0) return false;
-  const P3 s = sub(r.origin, v[0]);
+  const P3 s = sub(r.origin.array(), v[0]);
   const double u = dot(s, p) / det;
   const P3 q = cross(s, e1);
-  const double w = dot(r.direction, q) / det;
+  const double w = dot(r.direction.array(), q) / det;
   if (u < -slack || w < -slack || u + w > 1 + slack) return false;
   t = dot(e2, q) / det;
   const double tt = slack * r.max_t;

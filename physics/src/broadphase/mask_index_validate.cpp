@@ -118,7 +118,7 @@ Status MaskIndex::validate() const {
     for (int bz = 0; bz < 4; ++bz)
       for (int by = 0; by < 4; ++by)
         for (int bx = 0; bx < 4; ++bx) {
-          const terrain::Vec3d p{(origin.x + 2 * bx + 1) * m_voxel_size, (origin.y + 2 * by + 1) * m_voxel_size,
+          const WorldVec3 p{(origin.x + 2 * bx + 1) * m_voxel_size, (origin.y + 2 * by + 1) * m_voxel_size,
                                  (origin.z + 2 * bz + 1) * m_voxel_size};
           blocks.push_back({p, p});
         }

@@ -35,6 +35,7 @@ __m256d chunkGridOrigin(terrain::ChunkCoord chunk) { return _mm256_cvtepi32_pd(c
 // x, y, z in lanes 0-2, and z again in lane 3: a padding lane that passes every check lane 2 passes (a zero there
 // costs a zeroing move, one valgrind 3.19 cannot decode, so callgrind could not count these functions).
 __m256d lanes(const std::array<double, 3>& v) { return _mm256_setr_pd(v[0], v[1], v[2], v[2]); }
+__m256d lanes(const WorldVec3& v) { return _mm256_setr_pd(v.x, v.y, v.z, v.z); }
 
 // Errors are built out of line: the hot path only tests.
 [[gnu::noinline, gnu::cold]] Status rayError(ErrorCode code, const char* what) {

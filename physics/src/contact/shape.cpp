@@ -78,7 +78,7 @@ Status validate(const ConvexShape& shape) {
 }
 
 Status validate(const Pose& pose) {
-  for (double v : pose.position)
+  for (double v : pose.position.array())
     if (!std::isfinite(v)) return bad("pose position must be finite");
   double len2 = 0;
   for (double v : pose.rotation) {

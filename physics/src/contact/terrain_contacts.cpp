@@ -23,7 +23,7 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
   Aabb box;
   {
     std::array<double, 3> min, max;
-    shapeBounds(*bt, basis, pose.position, options.contact_distance, min, max);
+    shapeBounds(*bt, basis, pose.position.array(), options.contact_distance, min, max);
     // A valid shape too large for a float (a radius of 1e39) has infinite bounds: it reaches far beyond 2^16 voxels.
     for (int a = 0; a < 3; ++a) {
       if (!std::isfinite(min[std::size_t(a)]) || !std::isfinite(max[std::size_t(a)])) {
@@ -50,7 +50,7 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
     std::array<ChunkContact, kManifoldPoints> kept;
     ChunkManifold m;
     m.chunk = touch.chunk;
-    m.count = chunkManifold(*pin.value(), *bt, basis, pose.position, touch.chunk, {box.min.x, box.min.y, box.min.z},
+    m.count = chunkManifold(*pin.value(), *bt, basis, pose.position.array(), touch.chunk, {box.min.x, box.min.y, box.min.z},
                             {box.max.x, box.max.y, box.max.z}, m_voxel_size, btScalar(options.contact_distance),
                             options.one_sided, scratch, counters, kept);
     if (m.count == 0) continue;

@@ -41,7 +41,7 @@ constexpr int kCrossingSamples = 32;
 class ChordLayout {
  public:
   ChordLayout(const Pose& pose, double voxel_size, bool world_axes, Chords& out)
-      : m_rotation(world_axes ? std::array<double, 4>{0, 0, 0, 1} : pose.rotation), m_position(pose.position),
+      : m_rotation(world_axes ? std::array<double, 4>{0, 0, 0, 1} : pose.rotation), m_position(pose.position.array()),
         m_inv(1.0 / voxel_size), m_out(out) {
     m_out.clear();
   }

@@ -28,6 +28,7 @@
 #include <span>
 
 #include "vtp/mesher/surface_mesher.h"
+#include "vtp/physics/world_vec.h"
 #include "vtp/terrain/coords.h"
 #include "vtp/terrain/status.h"
 
@@ -57,10 +58,10 @@ constexpr bool servesUse(bool has_edge_flags, ColliderUse use) noexcept {
   return use == ColliderUse::kQueries || has_edge_flags;
 }
 
-/// A segment origin + t * direction, t in [0, max_t]. [Unit: world units]; direction need not be normalised.
+/// A segment origin + t * direction, t in [0, max_t]. [Unit: world]; direction need not be normalised.
 struct Ray {
-  std::array<double, 3> origin{};
-  std::array<double, 3> direction{};
+  WorldVec3 origin;
+  WorldVec3 direction;
   double max_t = 1.0;
 };
 
@@ -83,7 +84,7 @@ struct ChunkRay {
 /// A hit of a ray on a triangle.
 struct RayHit {
   double t = 0;                     ///< Along the world ray (Ray::direction units).
-  std::array<double, 3> point{};    ///< origin + t * direction. [Unit: world units]
+  WorldVec3 point;                  ///< origin + t * direction. [Unit: world]
   std::array<float, 3> normal{};    ///< Unit normal of the triangle, out of the solid.
   int triangle = -1;                ///< Collider triangle id.
   std::uint8_t material = 0;

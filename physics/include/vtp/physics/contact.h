@@ -8,15 +8,16 @@
 #include <array>
 #include <cstdint>
 
+#include "vtp/physics/world_vec.h"
 #include "vtp/terrain/coords.h"
 
 namespace vtp::physics {
 
-/// One contact point. [Unit: world units]
+/// One contact point. [Unit: world]
 struct ContactPoint {
   /// On the terrain surface, except for a contact on an internal edge that took its face's normal: there it lies
   /// along that normal from the shape's point facing the face, at the edge contact's depth (a little off the surface).
-  std::array<double, 3> point{};
+  WorldVec3 point;
   std::array<float, 3> normal{};  ///< Unit, out of the terrain (towards the shape).
   /// How deep the shape reaches into the terrain along the normal: > 0 overlapping, <= 0 separated by -depth (points
   /// are reported up to the query's contact distance).

@@ -19,15 +19,16 @@
 #include <vector>
 
 #include "vtp/physics/chunk_masks.h"
+#include "vtp/physics/world_vec.h"
 #include "vtp/terrain/coords.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/world.h"
 
 namespace vtp::physics {
 
-/// An axis-aligned box, closed. [Unit: world units = voxels x voxel_size]
+/// An axis-aligned box, closed. [Unit: world]
 struct Aabb {
-  terrain::Vec3d min, max;
+  WorldVec3 min, max;
 };
 
 /// One chunk a query box could touch.

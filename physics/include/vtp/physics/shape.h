@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 
+#include "vtp/physics/world_vec.h"
 #include "vtp/terrain/status.h"
 
 namespace vtp::physics {
@@ -81,7 +82,7 @@ Status validate(const ConvexShape& shape);
 
 /// A rigid transform: the shape's local frame placed in the world.
 struct Pose {
-  std::array<double, 3> position{};               ///< [Unit: world units]
+  WorldVec3 position;                                   ///< [Unit: world]
   std::array<double, 4> rotation{0.0, 0.0, 0.0, 1.0};  ///< Unit quaternion x, y, z, w.
 };
 

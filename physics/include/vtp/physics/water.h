@@ -31,8 +31,8 @@ struct Submersion {
   /// Submerged volume. [Unit: world units^3] In [0, the shape's volume].
   double volume = 0;
   /// Centre of buoyancy: the centroid of the submerged part; the pose's position when nothing is submerged.
-  /// [Unit: world units]
-  std::array<double, 3> centre{};
+  /// [Unit: world]
+  WorldVec3 centre;
   /// The shape's whole volume, so volume / shape_volume is the submerged fraction. [Unit: world units^3]
   double shape_volume = 0;
 };
@@ -70,7 +70,7 @@ Result<Submersion> submerged(const TerrainPhysics& physics, const ConvexShape& s
 struct WaterHit {
   /// Along the ray as given (Ray::direction units, like RayHit::t), in [0, ray.max_t]; 0 when the ray starts in water.
   double t = 0;
-  std::array<double, 3> point{};   ///< origin + t * direction. [Unit: world units]
+  WorldVec3 point;                 ///< origin + t * direction. [Unit: world]
   /// Unit normal of the water boundary crossed, out of the water: a voxel face's axis against the ray, or +Y through a
   /// partly filled voxel's surface; for a ray starting in water, minus its unit direction.
   std::array<double, 3> normal{};
