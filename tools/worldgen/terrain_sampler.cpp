@@ -4,11 +4,11 @@
 #include "terrain_sampler.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <utility>
 
 #include "materials.h"
+#include "vtp/terrain/assert.h"
 
 namespace vtp::worldgen {
 
@@ -290,11 +290,12 @@ TerrainSampler::Candidates TerrainSampler::gather(ColumnRect rect) const {
 
 void TerrainSampler::fillColumns(ColumnRect rect, std::span<Voxel> out) const {
   const terrain::VoxelBox& box = m_layout.box;
-  assert(rect.x0 < rect.x1 && rect.z0 < rect.z1);
-  assert(rect.x0 >= box.min.x && rect.x1 <= box.max.x && rect.z0 >= box.min.z && rect.z1 <= box.max.z);
+  VTP_ASSERT(rect.x0 < rect.x1 && rect.z0 < rect.z1, "the sampled rectangle is not empty");
+  VTP_ASSERT(rect.x0 >= box.min.x && rect.x1 <= box.max.x && rect.z0 >= box.min.z && rect.z1 <= box.max.z,
+             "the rectangle lies inside the world box");
   const std::size_t width = std::size_t(rect.x1 - rect.x0), depth = std::size_t(rect.z1 - rect.z0);
   const std::size_t height = std::size_t(box.max.y - box.min.y);
-  assert(out.size() == width * height * depth);
+  VTP_ASSERT(out.size() == width * height * depth, "the output holds the rectangle's voxels");
   (void)depth;
   const Candidates candidates = gather(rect);
   ColumnScratch scratch;
