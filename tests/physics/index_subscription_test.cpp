@@ -27,9 +27,11 @@ TEST_CASE("MaskIndex: listeners hear every update, in order, until their subscri
   Subscription second = (*index)->subscribe([&](const IndexUpdate& u) {
     second_heard.emplace_back(u.chunks.begin(), u.chunks.end());
     order.push_back(2);
-    REQUIRE(u.changed.size() == 1);
-    CHECK(u.changed[0].min.x == 3);
-    CHECK(u.changed[0].max.x == 4);
+    CHECK(u.changed.size() == 1);  // CHECK, not REQUIRE: listeners run in a noexcept call
+    if (u.changed.size() == 1) {
+      CHECK(u.changed[0].min.x == 3);
+      CHECK(u.changed[0].max.x == 4);
+    }
   });
 
   SUBCASE("an edit of one voxel inside a chunk rebuilds that chunk alone, told to both listeners in turn") {

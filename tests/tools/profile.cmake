@@ -16,8 +16,8 @@ function(vtp_profile_check name timeout script)
   set_tests_properties(${name} PROPERTIES LABELS tools TIMEOUT ${timeout})
 endfunction()
 
-# The report of a small flat world made by vtp-worldgen carries the masks section with every documented key
-# (tools/README.md), no broadphase violation and an index equal to a rebuild.
+# The report of a small flat world made by vtp-worldgen carries the masks section with every key the profiler writes
+# (tools/profile/mask_bench.cpp), no broadphase violation and an index equal to a rebuild.
 vtp_profile_check(vtp_profile_masks_section 600 check_profile_masks.cmake ${worldgen})
 # The collider sections, the CSV and the HTML report on part of the shipped default world; then the HTML rendered in
 # headless chromium (label `html`, skipped when chromium is absent; .ci/run installs it).

@@ -1,5 +1,5 @@
 #pragma once
-// vtp-sim's report: one mode's section (keys: tools/README.md) checked after the last step,
+// vtp-sim's report: one mode's section (keys written by sim_report.cpp; the report shape in tools/README.md) checked after the last step,
 // the ratios between two modes, and the one-line summaries printed on stderr.
 
 #include <nlohmann/json.hpp>

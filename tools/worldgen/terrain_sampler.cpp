@@ -296,7 +296,6 @@ void TerrainSampler::fillColumns(ColumnRect rect, std::span<Voxel> out) const {
   const std::size_t width = std::size_t(rect.x1 - rect.x0), depth = std::size_t(rect.z1 - rect.z0);
   const std::size_t height = std::size_t(box.max.y - box.min.y);
   VTP_ASSERT(out.size() == width * height * depth, "the output holds the rectangle's voxels");
-  (void)depth;
   const Candidates candidates = gather(rect);
   ColumnScratch scratch;
 

@@ -82,7 +82,8 @@ enum class Scaling { kByReciprocal, kMultiply, kDivide };
 template <Scaling kScaling = Scaling::kByReciprocal>
 [[gnu::always_inline]] inline __m256d voxelSpanLanes(const Aabb& box, double voxel_size, double reciprocal,
                                                      VoxelSpan& s) {
-  static_assert(offsetof(Aabb, max) == offsetof(Aabb, min) + 3 * sizeof(double) && sizeof(terrain::Vec3d) == 24);
+  static_assert(offsetof(Aabb, max) == offsetof(Aabb, min) + 3 * sizeof(double) && sizeof(WorldVec3) == 24 &&
+                offsetof(WorldVec3, y) == 8 && offsetof(WorldVec3, z) == 16);
   // (min x, y, z, max x) and (min z, max x, y, z), permuted to (x, y, z, z) of each corner.
   const __m256d lo = _mm256_permute_pd(_mm256_loadu_pd(&box.min.x), 0x2);
   const __m256d hi = _mm256_permute4x64_pd(_mm256_loadu_pd(&box.min.z), _MM_SHUFFLE(3, 3, 2, 1));

@@ -1,5 +1,5 @@
 # Runs vtp-profile on part of the shipped default world with --csv and --html and checks the collider sections
-# (keys: tools/README.md): every key exists, no query of ours disagrees with the oracle, the builds as the collider
+# (keys as tools/profile/collider_bench.cpp writes them): every key exists, no query of ours disagrees with the oracle, the builds as the collider
 # cache runs them (wide-apron meshes) own as many triangles as the 10^3 meshes, the CSV has a row per surface chunk
 # and the HTML report holds the summary table.
 #   cmake -DPROFILE=<exe> -DWORLD=<.vtw> -DOUT=<dir> -P check_profile_colliders.cmake

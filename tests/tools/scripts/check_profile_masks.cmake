@@ -1,4 +1,4 @@
-# Runs vtp-worldgen then vtp-profile on the world it made and checks the report's masks section (tools/README.md):
+# Runs vtp-worldgen then vtp-profile on the world it made and checks the report's masks section (keys as tools/profile/mask_bench.cpp writes them):
 #   cmake -DWORLDGEN=<exe> -DPROFILE=<exe> -DOUT=<dir> -P check_profile_masks.cmake
 # Every documented masks key must exist (null is allowed where the world has nothing to measure, e.g. no
 # airborne bodies on a flat world); the broadphase must miss no touching pair and the index must equal a rebuild.

@@ -1,4 +1,4 @@
-# Runs vtp-sim twice with the same flags on the shipped default world and checks its report (keys: tools/README.md):
+# Runs vtp-sim twice with the same flags on the shipped default world and checks its report (keys as tools/sim/sim_report.cpp writes them):
 #   cmake -DSIM=<exe> -DWORLD=<default.vtw> -DOUT=<dir> -DCOLLISION=<both|vtp|bullet-bvh> -P check_sim.cmake
 # Bad flags exit 2 and an unreadable world exits 1. Every key of each mode's section exists, no body is NaN, a crater was dug (2.5 s passes t = 2 s), and the two runs
 # give the same hash in every mode (determinism); with both modes the ratios exist.

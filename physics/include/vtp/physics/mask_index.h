@@ -124,8 +124,8 @@ class MaskIndex {
   /// Calls `listener` after every update of the index, on the editing thread inside the edit call, once the new
   /// masks are visible to queries (a listener may query the index; PairTracker does). Listeners run in the order
   /// they subscribed, one update at a time, under the rules of the world's own listeners (world.h): they must not
-  /// edit the world, subscribe here or drop a Subscription of this index, nor throw. Keep the Subscription no longer
-  /// than the index. May throw std::bad_alloc (nothing subscribed then).
+  /// edit the world, subscribe here or drop a Subscription of this index, nor throw. The Subscription may outlive the index
+  /// (it then does nothing), but what the listener uses must outlive the Subscription. May throw std::bad_alloc (nothing subscribed then).
   [[nodiscard]] terrain::Subscription subscribe(std::function<void(const IndexUpdate&)> listener);
 
   /// A walk for tests: every stored chunk's and its neighbours' masks equal a fresh build from the world, the stats

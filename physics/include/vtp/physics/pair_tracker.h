@@ -48,7 +48,7 @@ struct PairChanges {
 /// A body's new box, for a batched update.
 struct BodyBox {
   std::uint64_t body = 0;
-  Aabb box;  ///< [Unit: world units]
+  Aabb box;  ///< [Unit: world]
 };
 
 /// Tracks pairs over one MaskIndex. Thread-safety: all members may be called from any thread; an edit on the world

@@ -6,8 +6,8 @@
 /// the library prints or stops the process.
 ///
 /// On when NDEBUG is not defined (Debug builds) or when VTP_ENABLE_ASSERTS is defined (the CMake option VTP_ASSERTS
-/// defines it on vtp's own targets); otherwise the condition is compiled away: it stays an unevaluated operand of
-/// sizeof, so it must still compile and the names it uses count as used, but it is never run.
+/// defines it on vtp's own targets, not on the programs that include vtp's headers); otherwise the condition is compiled away: it stays an unevaluated operand of
+/// sizeof, so it must still compile as it would when on, and the names it uses count as used, but it is never run.
 /// VTP_ASSERTS_ENABLED is 1 when the checks are on, else 0.
 
 namespace vtp::detail {
@@ -26,5 +26,6 @@ namespace vtp::detail {
                                                 : ::vtp::detail::assertFailed(__FILE__, __LINE__, #cond, message))
 #else
 #define VTP_ASSERTS_ENABLED 0
-#define VTP_ASSERT(cond, message) static_cast<void>(sizeof(!(cond)) + sizeof(message))
+#define VTP_ASSERT(cond, message) \
+  static_cast<void>(sizeof((cond) ? 0 : (::vtp::detail::assertFailed(__FILE__, __LINE__, #cond, message), 0)))
 #endif

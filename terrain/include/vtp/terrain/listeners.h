@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "vtp/terrain/assert.h"
+
 namespace vtp::terrain {
 
 /// What a Subscription unsubscribes from. Internal: sources hold a ListenerRegistry.
@@ -48,6 +50,7 @@ class ListenerRegistry final : public ListenerSet {
 
   /// Adds `listener` after those already subscribed. May throw std::bad_alloc (nothing is added then).
   [[nodiscard]] Subscription subscribe(Listener listener) {
+    VTP_ASSERT(!weak_from_this().expired(), "a ListenerRegistry is owned by a std::shared_ptr");
     std::lock_guard lock(m_mutex);
     m_listeners.push_back({m_next_id + 1, std::move(listener)});
     return Subscription(weak_from_this(), ++m_next_id);
