@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -61,6 +60,7 @@ class TouchBatch {
 
 /// What one update of the index covered, for its listeners (MaskIndex::subscribe): the chunks whose masks it rebuilt,
 /// sorted in (z, y, x) order, because the voxels in `changed` changed (one box per change event of the edit).
+/// [Unit: voxel] for `changed`. The spans are valid only during the listener's call: copy what you keep.
 struct IndexUpdate {
   std::span<const terrain::ChunkCoord> chunks;
   std::span<const terrain::VoxelBox> changed;
