@@ -49,7 +49,8 @@ class BulletBvhBackend final : public TerrainBackend {
   }
   const char* key() const override { return "bullet_bvh"; }
 
-  Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t) override {
+  // Debian's Bullet is built without its task scheduler: this mode's collision runs on the stepping thread.
+  Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t, physics::TaskRunner*) override {
     m_world = &world;
     m_dynamics = &dynamics;
     auto* dispatcher = static_cast<btCollisionDispatcher*>(dynamics.getDispatcher());

@@ -2,11 +2,13 @@
 // sliding on the terrain, a crater dug under a resting body every 2 s, a bridge built across the river at 20 s and R
 // raycasts per step, with the terrain's collision done by vtp (the BulletTerrain adapter) and/or by Bullet's own
 // per-chunk BVH meshes. Both modes step alternately in one process from the same scene and get the same edits.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -67,11 +69,17 @@ int toolMain(int argc, char** argv) {
   std::string seed_text = "1";
   std::size_t cache_bytes = std::size_t(64) << 20;
   bool no_sleep = false;
+  const unsigned cores = std::thread::hardware_concurrency();
+  int threads = int(std::clamp(cores == 0 ? 1u : cores, 1u, 256u));
   app.add_option("--world", world_path, "World file (.vtw); default data/worlds/default.vtw");
   app.add_option("--bodies", bodies, "Rigid bodies (spheres, boxes, capsules, convex hulls)")->check(CLI::Range(1, 100000));
   app.add_option("--seconds", seconds, "Simulated seconds at 60 steps per second")->check(CLI::Range(1.0 / 60.0, 86400.0));
   app.add_option("--rays-per-step", rays, "Raycasts per step from random bodies")->check(CLI::Range(0, 1000000));
   app.add_option("--seed", seed_text, "Seed for the bodies, craters and rays, 0 .. 2^64-1 (default 1)");
+  app.add_option("--threads", threads,
+                 "Threads for vtp's terrain contacts and the water forces, 1..256 (default: the machine's cores; "
+                 "bullet-bvh's collision stays on one)")
+      ->check(CLI::Range(1, 256));
   app.add_flag("--no-sleep", no_sleep, "Keep every body awake (no deactivation)");
   app.add_option("--cache-bytes", cache_bytes, "vtp collider cache budget in bytes")->check(CLI::Range(std::size_t(1), std::size_t(1) << 40));
   app.add_option("--collision", collision, "Terrain collision: vtp, bullet-bvh or both (stepped alternately)")
@@ -90,7 +98,10 @@ int toolMain(int argc, char** argv) {
   auto scene = buildScene(world_path, bodies, seed);
   if (!scene) return fail(kToolName, scene.error());
 
+  auto pool = vtp::physics::ThreadPool::create(unsigned(threads));
+  if (!pool) return fail(kToolName, pool.error());
   SimOptions options;
+  options.tasks = pool.value().get();
   options.cache_bytes = cache_bytes;
   options.no_sleep = no_sleep;
   options.rays_per_step = rays;
@@ -141,6 +152,7 @@ int toolMain(int argc, char** argv) {
   report["rays_per_step"] = rays;
   report["seed"] = seed;
   report["no_sleep"] = no_sleep;
+  report["threads"] = threads;
   report["cache_bytes_budget"] = cache_bytes;
   report["collision"] = collision;
   report["scene"] = {{"bodies_over_lake", 0}, {"has_lake", scene->water.has_lake},

@@ -97,6 +97,7 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   nlohmann::json j;
   j["bodies"] = sim.bodies().size();
   j["steps"] = samples.size();
+  j["threads"] = sim.backend().threads();
   j["bodies_below_terrain"] = checks.below;
   j["bodies_out_of_world"] = checks.out_of_world;
   j["nan_bodies"] = checks.nan;

@@ -31,8 +31,17 @@ class SimWorld::Dispatcher : public btCollisionDispatcher {
 class SimWorld::DynamicsWorld : public btDiscreteDynamicsWorld {
  public:
   DynamicsWorld(btDispatcher* d, btBroadphaseInterface* b, btConstraintSolver* s, btCollisionConfiguration* c,
-                TickSample* sample)
-      : btDiscreteDynamicsWorld(d, b, s, c), m_sample(sample) {}
+                TickSample* sample, TerrainBackend* backend, int tag)
+      : btDiscreteDynamicsWorld(d, b, s, c), m_sample(sample), m_backend(backend), m_tag(tag) {}
+  void performDiscreteCollisionDetection() override {
+    {
+      TerrainScope scope(m_tag);
+      const auto t0 = Clock::now();
+      m_backend->beforeCollision();
+      m_sample->terrain += msSince(t0);
+    }
+    btDiscreteDynamicsWorld::performDiscreteCollisionDetection();
+  }
   void updateAabbs() override {
     const auto t0 = Clock::now();
     btDiscreteDynamicsWorld::updateAabbs();
@@ -56,6 +65,25 @@ class SimWorld::DynamicsWorld : public btDiscreteDynamicsWorld {
 
  private:
   TickSample* m_sample;
+  TerrainBackend* m_backend;
+  int m_tag;
+};
+
+// A TaskRunner whose iterations allocate under an allocation tag (TerrainScope on the worker running each).
+class TaggedTasks final : public physics::TaskRunner {
+ public:
+  TaggedTasks(physics::TaskRunner& inner, int tag) : m_inner(inner), m_tag(tag) {}
+  unsigned workers() const noexcept override { return m_inner.workers(); }
+  void forEach(std::size_t count, const std::function<void(std::size_t, unsigned)>& body) override {
+    m_inner.forEach(count, [&](std::size_t i, unsigned w) {
+      TerrainScope scope(m_tag);
+      body(i, w);
+    });
+  }
+
+ private:
+  physics::TaskRunner& m_inner;
+  int m_tag;
 };
 
 namespace {
@@ -100,13 +128,14 @@ Status SimWorld::open(const std::string& world_path) {
   m_broadphase = std::make_unique<btDbvtBroadphase>();
   m_solver = std::make_unique<btSequentialImpulseConstraintSolver>();
   m_dynamics = std::make_unique<DynamicsWorld>(m_dispatcher.get(), m_broadphase.get(), m_solver.get(), m_config.get(),
-                                               &m_current);
+                                               &m_current, m_backend.get(), m_options.tag);
+  if (m_options.tasks) m_terrain_tasks = std::make_unique<TaggedTasks>(*m_options.tasks, m_options.tag);
   m_dynamics->setGravity(btVector3(0, btScalar(-9.81 * m_scene.voxel_size), 0));
   // Static objects keep their AABBs: only moving bodies are updated each step (both modes).
   m_dynamics->setForceUpdateAllAabbs(false);
   {
     TerrainScope scope(m_options.tag);
-    if (Status s = m_backend->open(*m_world, *m_dynamics, m_options.cache_bytes); !s) return s;
+    if (Status s = m_backend->open(*m_world, *m_dynamics, m_options.cache_bytes, m_terrain_tasks.get()); !s) return s;
   }
   addBodies();
   m_first_step_ms = msSince(m_open_start);  // the first tick adds its step time
@@ -198,7 +227,7 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
   m_current.step = msSince(tick_start);
   if (m_water) {
     const auto t0 = Clock::now();
-    m_in_water = m_water->apply(m_bodies);
+    m_in_water = m_water->apply(m_bodies, m_options.tasks);
     m_current.water = msSince(t0);
   }
   const auto step_start = Clock::now();

@@ -4,7 +4,8 @@
 //
 // Timings, the same definitions in both modes (steady_clock, wall time, one thread):
 //   - step: the whole tick except the raycasts: the tick's terrain edits with their upkeep, then stepSimulation;
-//   - terrain collision: the dispatcher's near-callback (set per dispatcher with setNearCallback) for every pair with
+//   - terrain collision: the backend's pass before collision detection (vtp: the contact pass on N threads, wall
+//     time), the dispatcher's near-callback (set per dispatcher with setNearCallback) for every pair with
 //     a terrain object, which includes the terrain's own broadphase work (vtp: masks, pair tracking, colliders;
 //     Bullet: the BVH walk), plus the tick's edits with their upkeep (vtp: masks and cache invalidation through the
 //     world's listeners, waking bodies; Bullet: re-meshing and rebuilding the BVHs of touched chunks);
@@ -13,8 +14,8 @@
 //   - integrate: btDiscreteDynamicsWorld::integrateTransforms, which includes the continuous-collision sweeps of fast
 //     bodies (against the terrain too: these sweeps are not in terrain collision);
 //   - rays: the tick's R raycasts (not part of step);
-//   - water: buoyancy and drag on the bodies reaching below the water's top, before the step (water_forces.h; not
-//     part of step).
+//   - water: buoyancy and drag on the bodies reaching below the water's top, before the step, on the SimOptions'
+//     threads in both modes (water_forces.h; not part of step).
 
 #include <btBulletDynamicsCommon.h>
 
@@ -30,6 +31,7 @@
 #include "scene.h"
 #include "water_forces.h"
 #include "vtp/physics/collider.h"
+#include "vtp/physics/task_runner.h"
 #include "vtp/terrain/status.h"
 #include "vtp/terrain/world.h"
 
@@ -54,10 +56,17 @@ class TerrainBackend {
   /// TerrainScope and inside time to first step. The terrain's static objects sleep (ISLAND_SLEEPING, as
   /// btDiscreteDynamicsWorld::addRigidBody does for static bodies; vtp's adapter does it for its object, the Bullet
   /// mode for its chunk objects), so the dispatcher skips the pairs of sleeping bodies with the terrain in both modes.
-  virtual Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes) = 0;
+  /// `tasks` (may be null: one thread) runs what the backend can run in parallel, allocating under its mode's tag.
+  virtual Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes,
+                      physics::TaskRunner* tasks) = 0;
   virtual bool isTerrain(const btCollisionObject* object) const = 0;
   /// Brings the terrain collision data up to date after `changed` (voxels) changed and wakes the bodies there.
   virtual void afterEdit(const terrain::VoxelBox& changed) = 0;
+  /// Runs at the start of each step's collision detection (inside the step, timed as terrain collision): the vtp
+  /// mode's parallel contact pass on `tasks`, when open() was given it.
+  virtual void beforeCollision() {}
+  /// Threads the terrain collision runs on.
+  virtual unsigned threads() const { return 1; }
   /// Casts `rays` against the terrain; returns how many hit.
   virtual int castRays(std::span<const physics::Ray> rays) = 0;
   virtual BackendCounters counters() const = 0;
@@ -74,6 +83,8 @@ struct SimOptions {
   int rays_per_step = 100;
   std::uint64_t seed = 1;
   int tag = 1;  ///< The mode's allocation tag (alloc_hook.h).
+  /// The threads the step's parallel parts run on (the vtp mode's contact pass, the water forces); null: one.
+  physics::TaskRunner* tasks = nullptr;
 };
 
 class SimWorld {
@@ -121,6 +132,7 @@ class SimWorld {
   std::unique_ptr<btSequentialImpulseConstraintSolver> m_solver;
   std::unique_ptr<DynamicsWorld> m_dynamics;
   std::unique_ptr<WaterForces> m_water;
+  std::unique_ptr<physics::TaskRunner> m_terrain_tasks;  // m_options.tasks, allocating under the mode's tag
   std::vector<std::unique_ptr<btCollisionShape>> m_shapes;
   std::vector<btRigidBody*> m_bodies;  // owned; deleted in the destructor
 

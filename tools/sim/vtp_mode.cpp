@@ -16,7 +16,9 @@ class VtpBackend final : public TerrainBackend {
   }
   const char* key() const override { return "vtp"; }
 
-  Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes) override {
+  Status open(terrain::World& world, btDiscreteDynamicsWorld& dynamics, std::size_t cache_bytes,
+              physics::TaskRunner* tasks) override {
+    m_tasks = tasks;
     physics::TerrainPhysicsOptions options;
     options.colliders.byte_budget = cache_bytes;
     auto created = physics::TerrainPhysics::create(world, options);
@@ -29,6 +31,11 @@ class VtpBackend final : public TerrainBackend {
   }
 
   bool isTerrain(const btCollisionObject* object) const override { return object == &m_adapter->object(); }
+
+  void beforeCollision() override {
+    if (m_tasks) m_adapter->runContactPass(*m_tasks);
+  }
+  unsigned threads() const override { return m_tasks ? m_tasks->workers() : 1; }
 
   void afterEdit(const terrain::VoxelBox&) override { m_adapter->wakeBodies(); }
 
@@ -65,6 +72,7 @@ class VtpBackend final : public TerrainBackend {
  private:
   std::unique_ptr<physics::TerrainPhysics> m_physics;
   std::unique_ptr<physics::BulletTerrain> m_adapter;
+  physics::TaskRunner* m_tasks = nullptr;
 };
 
 }  // namespace

@@ -14,16 +14,24 @@ Result<std::unique_ptr<WaterForces>> WaterForces::create(terrain::World& world, 
   return forces;
 }
 
-int WaterForces::apply(std::span<btRigidBody* const> bodies) {
-  int wet = 0;
-  for (btRigidBody* body : bodies) {
-    if (!body->isActive()) continue;
+int WaterForces::apply(std::span<btRigidBody* const> bodies, physics::TaskRunner* tasks) {
+  m_wet.assign(bodies.size(), 0);
+  auto one = [&](std::size_t k, unsigned) {
+    btRigidBody* body = bodies[k];
+    if (!body->isActive()) return;
     btVector3 lo, hi;
     body->getAabb(lo, hi);
-    if (double(lo.y()) >= m_top) continue;
+    if (double(lo.y()) >= m_top) return;
     auto submersion = physics::applyBuoyancy(*m_physics, *body, m_options);
-    if (submersion && submersion->volume > 0) ++wet;
+    m_wet[k] = submersion && submersion->volume > 0;
+  };
+  if (tasks) {
+    tasks->forEach(bodies.size(), one);
+  } else {
+    for (std::size_t k = 0; k < bodies.size(); ++k) one(k, 0);
   }
+  int wet = 0;
+  for (unsigned char w : m_wet) wet += w;
   return wet;
 }
 

@@ -10,9 +10,11 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "scene.h"
 #include "vtp/physics/bullet/buoyancy.h"
+#include "vtp/physics/task_runner.h"
 #include "vtp/physics/terrain_physics.h"
 
 namespace vtp::tools::sim {
@@ -22,13 +24,15 @@ class WaterForces {
   /// Nothing to do (nullptr) when the scene has no water.
   static Result<std::unique_ptr<WaterForces>> create(terrain::World& world, const Scene& scene);
   /// Applies buoyancy and drag to the bodies that reach below the water's top; returns how many had water around
-  /// them. Bodies whose shape or pose the water query rejects are left alone.
-  int apply(std::span<btRigidBody* const> bodies);
+  /// them. Bodies whose shape or pose the water query rejects are left alone. On `tasks`' threads when given (each
+  /// body's force is its own; the same forces for any number of threads).
+  int apply(std::span<btRigidBody* const> bodies, physics::TaskRunner* tasks);
 
  private:
   std::unique_ptr<physics::TerrainPhysics> m_physics;
   physics::BuoyancyOptions m_options;
   double m_top = 0;  ///< [Unit: world units]
+  std::vector<unsigned char> m_wet;  ///< per body, reused
 };
 
 }  // namespace vtp::tools::sim

@@ -119,6 +119,8 @@ btCollisionObject& BulletTerrain::object() noexcept { return m_state->object; }
 
 std::size_t BulletTerrain::wakeBodies() { return m_state->drainEdits(); }
 
+void BulletTerrain::runContactPass(TaskRunner& tasks) { m_state->runContactPass(tasks); }
+
 BulletTerrainStats BulletTerrain::stats() const noexcept {
   BulletTerrainStats out = m_state->stats;
   out.live_manifolds = 0;

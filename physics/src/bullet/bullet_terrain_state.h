@@ -7,8 +7,10 @@
 #include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
 #include <btBulletDynamicsCommon.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "contact/chunk_contacts.h"
 #include "vtp/physics/bullet/bullet_terrain.h"
 #include "vtp/physics/pair_tracker.h"
+#include "vtp/physics/task_runner.h"
 
 namespace vtp::physics {
 
@@ -56,12 +59,40 @@ struct ChunkLink {
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
 };
 
+/// A search the contact pass ran ahead of the near-callback: one chunk's points for the body's pose then.
+struct PassSearch {
+  terrain::ChunkCoord chunk;
+  int count = 0;  // points in kept; -1: the chunk's collider could not be had (the link is skipped, as inline)
+  std::array<ChunkContact, kManifoldPoints> kept;
+};
+
 /// What the terrain keeps per body it touches: per collision algorithm, so each child of a compound shape is a body
 /// of its own (id = the algorithm's address).
 struct BodyLinks {
   btCollisionObject* object = nullptr;
   std::vector<ChunkLink> links;
+  /// The algorithm's shape when it is the object's own (not a compound child's): what the contact pass can search
+  /// for ahead of the near-callback; null until the algorithm first runs, and for compound children.
+  const btConvexShape* shape = nullptr;
+  /// The contact pass's searches: valid for the object's pose `pass_pose` at World::publishSequence() `pass_sequence`
+  /// (~0: none). Searches are pure functions of the collider, the shape and the pose, so they hold as long as both do.
+  std::vector<PassSearch> pass;
+  btTransform pass_pose = btTransform::getIdentity();
+  std::uint64_t pass_sequence = ~0ull;
 };
+
+/// One worker's buffers in the contact pass.
+struct PassWorker {
+  ContactScratch scratch;
+  std::vector<ChunkTouch> touches;
+  ContactCounters counters;
+};
+
+/// Whether `now` is within the reuse tolerances of `then`: the options' distance, but never more than the shape's
+/// contact threshold (a search that found nothing within it stays true while the body moves less: a body whose
+/// threshold is below the tolerance once moved through the ground on reused empty searches).
+bool closeEnough(const btTransform& now, const btTransform& then, const BulletTerrainOptions& o, double voxel_size,
+                 btScalar threshold);
 
 /// The create functions a BulletTerrain registers (terrain_algorithm.cpp, terrain_closest_points.cpp): a dispatcher
 /// that holds one already serves a terrain.
@@ -113,6 +144,8 @@ struct BulletTerrainState {
   std::unique_ptr<btCollisionAlgorithmCreateFunc> create_closest_points;
   PairChanges changes;  // reused
   ContactScratch scratch;
+  std::vector<PassWorker> pass_workers;  // the contact pass's, one per worker
+  std::vector<BodyLinks*> pass_bodies;   // the bodies it searches for, reused
 
   // The links of body `id` (on collision object `object`), created on first use; the entry stays at its address until
   // removeBody(id).
@@ -124,6 +157,13 @@ struct BulletTerrainState {
   std::size_t drainEdits();
   // Forgets a body: its pairs and manifolds.
   void removeBody(std::uint64_t id);
+  // One chunk's manifold for `convex` at `pose` (bounds [min, max], world units) at the terrain's current state: its
+  // count of points into `kept`, 0 for a chunk that owns no triangles, -1 when its collider cannot be had.
+  int searchChunk(const btConvexShape& convex, const btTransform& pose, const std::array<double, 3>& min,
+                  const std::array<double, 3>& max, terrain::ChunkCoord chunk, btScalar threshold,
+                  ContactScratch& work, ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept);
+  // The contact pass (BulletTerrain::runContactPass).
+  void runContactPass(TaskRunner& tasks);
 };
 
 /// The create function registered for (convex, terrain) and (terrain, convex) pairs: our algorithm when the concave

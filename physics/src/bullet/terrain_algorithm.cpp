@@ -12,17 +12,6 @@
 namespace vtp::physics {
 namespace {
 
-// Whether `now` is within the reuse tolerances of `then`: the options' distance, but never more than the shape's
-// contact threshold (a search that found nothing within it stays true while the body moves less: a body whose
-// threshold is below the tolerance once moved through the ground on reused empty searches).
-bool closeEnough(const btTransform& now, const btTransform& then, const BulletTerrainOptions& o, double voxel_size,
-                 btScalar threshold) {
-  const double d = double((now.getOrigin() - then.getOrigin()).length());
-  if (d > std::min(o.max_reuse_distance * voxel_size, double(threshold))) return false;
-  const btQuaternion q = now.getRotation() * then.getRotation().inverse();
-  return double(q.getAngleShortestPath()) <= o.max_reuse_angle;
-}
-
 class TerrainAlgorithm final : public btCollisionAlgorithm {
  public:
   TerrainAlgorithm(const btCollisionAlgorithmConstructionInfo& ci, BulletTerrainState& state,
@@ -46,6 +35,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     BodyLinks& links = m_links;
+    if (shape == m_body->getCollisionShape()) links.shape = shape;  // the object's own shape: the pass can serve it
     if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
       // Out of physics' range or not finite: no contacts.
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
@@ -71,15 +61,17 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       link.found_at = pose;
       link.sequence = sequence;
       std::array<ChunkContact, kManifoldPoints> kept;
+      const PassSearch* ahead = passSearch(links, link.chunk, pose, sequence);
       int n = 0;
-      if (s.physics.masks().mayOwnTriangles(link.chunk)) {  // a chunk all solid (around a buried body) owns none
-        auto pin = s.physics.colliders().acquire(link.chunk);
-        if (!pin) continue;  // beyond physics' range: the tracker already refused such boxes
+      if (ahead) {
+        n = ahead->count;
+        std::copy_n(ahead->kept.begin(), std::max(n, 0), kept.begin());
+      } else {
         ContactCounters counters;
-        n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, link.chunk, min, max, voxel_size, threshold,
-                          s.options.one_sided, s.scratch, counters, kept);
+        n = s.searchChunk(*shape, pose, min, max, link.chunk, threshold, s.scratch, counters, kept);
         s.stats.gjk_calls += counters.gjk_calls;
       }
+      if (n < 0) continue;  // beyond physics' range: the tracker already refused such boxes
       const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       unsigned fresh = 0;  // the manifold slots this search filled
@@ -107,6 +99,15 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
 
  private:
   std::uint64_t id() const noexcept { return std::uint64_t(reinterpret_cast<std::uintptr_t>(this)); }
+
+  // The contact pass's search of `chunk` when it ran for this very pose and terrain, else null.
+  static const PassSearch* passSearch(const BodyLinks& links, terrain::ChunkCoord chunk, const btTransform& pose,
+                                      std::uint64_t sequence) {
+    if (links.pass_sequence != sequence || !(links.pass_pose == pose)) return nullptr;
+    for (const PassSearch& p : links.pass)
+      if (p.chunk == chunk) return &p;
+    return nullptr;
+  }
 
   // As btManifoldResult::addContactPoint, with the friction and restitution of the triangle's material standing for
   // the terrain object's. A point landing on a slot this search already filled (bit in `fresh`) keeps the deeper of

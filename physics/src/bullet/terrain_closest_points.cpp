@@ -42,13 +42,10 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     const bool terrain_is_a = result->getBody0Internal() == &s.object;
     const double voxel_size = s.physics.voxelSize();
     for (const ChunkTouch& touch : m_touches) {
-      if (!touch.solid || touch.tag != MaskTag::kMixed) continue;  // a chunk all solid around has no triangles
-      auto pin = s.physics.colliders().acquire(touch.chunk);
-      if (!pin) continue;
+      if (!touch.solid) continue;
       ContactCounters counters;
       std::array<ChunkContact, kManifoldPoints> kept;
-      const int n = chunkManifold(*pin.value(), *shape, pose.getBasis(), position, touch.chunk, min, max, voxel_size,
-                                  threshold, s.options.one_sided, s.scratch, counters, kept);
+      const int n = s.searchChunk(*shape, pose, min, max, touch.chunk, threshold, s.scratch, counters, kept);
       const std::array<double, 3> origin = chunkOriginWorld(touch.chunk, voxel_size);
       const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
       for (int i = 0; i < n; ++i) {

@@ -11,7 +11,8 @@
 /// dispatcher functions): everything is registered on the given world's dispatcher and undone on destruction.
 ///
 /// Thread-safety: like the btCollisionWorld it is attached to (one stepping thread; not btCollisionDispatcherMt, whose
-/// parallel narrowphase would share the adapter's state). Edit the terrain between steps;
+/// parallel narrowphase would share the adapter's state). The terrain's contact searches can run on several threads
+/// in a pass before each substep's collision detection (runContactPass). Edit the terrain between steps;
 /// then call wakeBodies() so bodies resting where the terrain changed are activated. An edit from another thread
 /// during a step is safe (the pair changes the step applies stay consistent, PairTracker), but which bodies see it in
 /// that step depends on when their pairs were updated.
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "vtp/physics/task_runner.h"
 #include "vtp/physics/terrain_physics.h"
 #include "vtp/terrain/status.h"
 
@@ -75,6 +77,19 @@ class BulletTerrain {
   /// box) and drops the contact reuse of edited chunks. Call between steps, after editing. Returns how many bodies
   /// were activated.
   std::size_t wakeBodies();
+
+  /// Runs the terrain contact searches the coming collision detection will need on `tasks`' threads, ahead of the
+  /// dispatcher: for every awake body whose own shape is convex (compound children are searched by the near-callback
+  /// as before), the chunks its box touches whose points cannot be reused. The near-callback then takes a search
+  /// from the pass when the body's pose and the terrain are exactly as the pass saw them, and searches itself
+  /// otherwise; pairs and manifolds are still updated there, in the dispatcher's order, so a step gives the same
+  /// result bit for bit with or without the pass and for any number of workers. Call it at the start of each
+  /// simulation substep, before collision detection: from an override of performDiscreteCollisionDetection() that
+  /// calls it and then the base, or from the world's internal pre-tick callback (btDynamicsWorld::
+  /// setInternalTickCallback(cb, user, true)), where the bodies already stand where collision detection will see them.
+  /// Thread-safety: on the stepping thread, between steps' collision detection (not inside a near-callback); the
+  /// searches read the terrain physics' thread-safe queries and each body's own links.
+  void runContactPass(TaskRunner& tasks);
 
   BulletTerrainStats stats() const noexcept;
   void resetStats() noexcept;

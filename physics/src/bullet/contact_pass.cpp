@@ -1,0 +1,74 @@
+// The terrain's contact searches for bodies: one body-chunk search (what the near-callback, the closest-point queries
+// and the pass share), and the contact pass that runs the step's searches on several threads ahead of the dispatcher
+// (BulletTerrain::runContactPass). The pass only computes; the near-callback still updates the pairs and writes the
+// manifolds, in the dispatcher's order, so the step comes out bit for bit as without the pass.
+#include <algorithm>
+
+#include "bullet/bullet_terrain_state.h"
+
+namespace vtp::physics {
+
+bool closeEnough(const btTransform& now, const btTransform& then, const BulletTerrainOptions& o, double voxel_size,
+                 btScalar threshold) {
+  const double d = double((now.getOrigin() - then.getOrigin()).length());
+  if (d > std::min(o.max_reuse_distance * voxel_size, double(threshold))) return false;
+  const btQuaternion q = now.getRotation() * then.getRotation().inverse();
+  return double(q.getAngleShortestPath()) <= o.max_reuse_angle;
+}
+
+int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransform& pose,
+                                    const std::array<double, 3>& min, const std::array<double, 3>& max,
+                                    terrain::ChunkCoord chunk, btScalar threshold, ContactScratch& work,
+                                    ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept) {
+  if (!physics.masks().mayOwnTriangles(chunk)) return 0;  // a chunk all solid (around a buried body) owns none
+  auto pin = physics.colliders().acquire(chunk);
+  if (!pin) return -1;
+  const btVector3& o = pose.getOrigin();
+  const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
+  return chunkManifold(*pin.value(), convex, pose.getBasis(), position, chunk, min, max, physics.voxelSize(), threshold,
+                       options.one_sided, work, counters, kept);
+}
+
+void BulletTerrainState::runContactPass(TaskRunner& tasks) {
+  drainEdits();  // as the near-callback does first: the links the pass reads are then those it will see
+  pass_bodies.clear();
+  for (auto& [id, body] : bodies)
+    if (body->shape != nullptr && body->object->isActive()) pass_bodies.push_back(body.get());
+  if (pass_bodies.empty()) return;
+  pass_workers.resize(std::max<std::size_t>(pass_workers.size(), tasks.workers()));
+  const std::uint64_t sequence = physics.world().publishSequence();
+  const double voxel_size = physics.voxelSize();
+  tasks.forEach(pass_bodies.size(), [&](std::size_t index, unsigned worker) {
+    BodyLinks& body = *pass_bodies[index];
+    PassWorker& w = pass_workers[worker];
+    body.pass.clear();
+    body.pass_sequence = ~0ull;
+    const btConvexShape& convex = *body.shape;
+    const btTransform& pose = body.object->getWorldTransform();
+    // The near-callback's bounds and pairs for this pose (TerrainAlgorithm::processCollision).
+    const btScalar threshold = convex.getContactBreakingThreshold(gContactBreakingThreshold);
+    const btVector3& o = pose.getOrigin();
+    std::array<double, 3> min, max;
+    shapeBounds(convex, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, double(threshold), min, max);
+    if (!physics.masks().query({{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, w.touches)) return;
+    for (const ChunkTouch& touch : w.touches) {
+      if (!touch.solid) continue;
+      const auto link = std::find_if(body.links.begin(), body.links.end(),
+                                     [&](const ChunkLink& l) { return l.chunk == touch.chunk; });
+      if (link != body.links.end() && options.max_reuse_distance > 0 && link->sequence == sequence &&
+          closeEnough(pose, link->found_at, options, voxel_size, threshold))
+        continue;  // the near-callback reuses its points
+      PassSearch& search = body.pass.emplace_back();
+      search.chunk = touch.chunk;
+      search.count = searchChunk(convex, pose, min, max, touch.chunk, threshold, w.scratch, w.counters, search.kept);
+    }
+    body.pass_pose = pose;
+    body.pass_sequence = sequence;
+  });
+  for (PassWorker& w : pass_workers) {
+    stats.gjk_calls += w.counters.gjk_calls;
+    w.counters = {};
+  }
+}
+
+}  // namespace vtp::physics
