@@ -65,6 +65,7 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     body.pass_pose = pose;
     body.pass_sequence = sequence;
   });
+  for (const BodyLinks* body : pass_bodies) stats.pass_searches += body->pass.size();
   for (PassWorker& w : pass_workers) {
     stats.gjk_calls += w.counters.gjk_calls;
     w.counters = {};

@@ -64,6 +64,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       const PassSearch* ahead = passSearch(links, link.chunk, pose, sequence);
       int n = 0;
       if (ahead) {
+        ++s.stats.pass_searches_used;
         n = ahead->count;
         std::copy_n(ahead->kept.begin(), std::max(n, 0), kept.begin());
       } else {

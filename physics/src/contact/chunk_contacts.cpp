@@ -153,12 +153,21 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
   scratch.contacts.clear();
   const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);
+  ShapeInChunk hull_aware = shape;
+  if (n > 0 && shape.special == Special::kNone && shape.shape->getShapeType() == CONVEX_HULL_SHAPE_PROXYTYPE) {
+    // The hull's points in the chunk's frame once, for every triangle's separating-axis rejection.
+    const auto& hull = static_cast<const btConvexHullShape&>(*shape.shape);
+    scratch.core_points.resize(std::size_t(hull.getNumPoints()));
+    for (int k = 0; k < hull.getNumPoints(); ++k) scratch.core_points[std::size_t(k)] = shape.pose * hull.getScaledPoint(k);
+    hull_aware.core_points = scratch.core_points.data();
+    hull_aware.core_point_count = hull.getNumPoints();
+  }
   for (int i = 0; i < n; ++i) {
     const auto* v = &scratch.vertices[3 * std::size_t(i)];
     const btVector3 triangle[3] = {btVector3(v[0][0], v[0][1], v[0][2]), btVector3(v[1][0], v[1][1], v[1][2]),
                                    btVector3(v[2][0], v[2][1], v[2][2])};
     ChunkContact c;
-    if (!triangleContact(shape, triangle, threshold, c.contact, counters.gjk_calls)) continue;
+    if (!triangleContact(hull_aware, triangle, threshold, c.contact, counters.gjk_calls)) continue;
     c.triangle = scratch.ids[std::size_t(i)];
     const ColliderTriangle stored = collider.triangle(c.triangle);
     c.material = stored.material;

@@ -27,6 +27,7 @@ struct ContactScratch {
   std::vector<std::uint16_t> ids;
   std::vector<std::array<float, 3>> vertices;
   std::vector<ChunkContact> contacts;
+  std::vector<btVector3> core_points;  // a convex hull's points in the chunk's frame
 };
 
 /// Counters a contact query adds to.

@@ -330,6 +330,34 @@ bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], 
   return true;
 }
 
+bool coreSeparated(const ShapeInChunk& s, const btVector3 t[3], btScalar reach) {
+  const btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
+  if (n.length2() < btScalar(1e-12)) return false;  // a sliver: no axes to trust
+  btVector3 axes[4] = {n, n.cross(t[1] - t[0]), n.cross(t[2] - t[1]), n.cross(t[0] - t[2])};
+  const btMatrix3x3& basis = s.pose.getBasis();
+  for (btVector3& l : axes) {
+    const btScalar len2 = l.length2();
+    if (len2 < btScalar(1e-12)) continue;
+    l /= std::sqrt(len2);
+    const btScalar p0 = t[0].dot(l), p1 = t[1].dot(l), p2 = t[2].dot(l);
+    const btScalar lo = std::min({p0, p1, p2}), hi = std::max({p0, p1, p2});
+    btScalar core_lo, core_hi;
+    if (s.core_points != nullptr) {
+      core_lo = BT_LARGE_FLOAT, core_hi = -BT_LARGE_FLOAT;
+      for (int k = 0; k < s.core_point_count; ++k) {
+        const btScalar d = s.core_points[k].dot(l);
+        core_lo = std::min(core_lo, d), core_hi = std::max(core_hi, d);
+      }
+    } else {
+      const btVector3 local = l * basis;  // basis^T l
+      core_hi = (s.pose * s.shape->localGetSupportingVertexWithoutMargin(local)).dot(l);
+      core_lo = (s.pose * s.shape->localGetSupportingVertexWithoutMargin(-local)).dot(l);
+    }
+    if (core_lo - hi >= reach || lo - core_hi >= reach) return true;
+  }
+  return false;
+}
+
 bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
                      unsigned long long& gjk_calls) {
   switch (shape.special) {
@@ -342,6 +370,7 @@ bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btS
     case Special::kNone:
       break;
   }
+  if (coreSeparated(shape, triangle, shape.shape->getMargin() + threshold)) return false;
   return gjkTriangleContact(shape, triangle, threshold, out, gjk_calls);
 }
 

@@ -32,7 +32,16 @@ struct ShapeInChunk {
   btVector3 core_half;     ///< Box core.
   btScalar radius = 0;     ///< Sphere or capsule radius, box margin; other shapes' margin (their GJK rounding).
   btScalar side_radius = 0;  ///< A cylinder's (GJK's shape) radius, margin included; 0 for other shapes.
+  /// A convex hull's points in the chunk's frame (its core: what GJK/EPA's support reads), for the separating-axis
+  /// rejection below; null for other shapes, which ask the shape's support function.
+  const btVector3* core_points = nullptr;
+  int core_point_count = 0;
 };
+
+/// Whether the triangle's normal or one of its three edge normals in its plane holds the shape's core at least
+/// `reach` (the shape's margin plus the contact threshold) away from the triangle: then GJK/EPA finds no contact
+/// closer than the threshold, and need not run. Exact: a separating axis bounds the distance from below.
+bool coreSeparated(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar reach);
 
 /// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.
 /// Generic GJK/EPA; counts in `gjk_calls`.
@@ -40,7 +49,7 @@ bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], 
                         unsigned long long& gjk_calls);
 
 /// The specialised test when `shape.special` is set (falling back to GJK/EPA where the closed form has no unique
-/// answer, e.g. a sphere centre on the triangle), else GJK/EPA.
+/// answer, e.g. a sphere centre on the triangle), else GJK/EPA unless coreSeparated() rules a contact out.
 bool triangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar threshold, TriangleContact& out,
                      unsigned long long& gjk_calls);
 

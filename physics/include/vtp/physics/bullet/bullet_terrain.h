@@ -49,6 +49,8 @@ struct BulletTerrainStats {
   std::uint64_t gjk_calls = 0;                ///< Per-triangle GJK/EPA runs (specialised tests not counted).
   std::uint64_t contacts = 0;                 ///< Contact points written into manifolds.
   std::uint64_t reused_manifolds = 0;         ///< Body-chunk manifolds refreshed without a new triangle search.
+  std::uint64_t pass_searches = 0;            ///< Body-chunk searches run by the contact pass (runContactPass).
+  std::uint64_t pass_searches_used = 0;       ///< ... of which a near-callback took (the rest were not needed).
   std::uint64_t live_manifolds = 0;           ///< Body-chunk manifolds that exist now.
 };
 
