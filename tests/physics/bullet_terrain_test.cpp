@@ -381,6 +381,38 @@ TEST_CASE("bullet terrain: queries with broken input find nothing and break noth
   CHECK(none.n == 0);
 }
 
+TEST_CASE("bullet terrain: a body beyond physics' range is listed, not dropped silently, until it comes back") {
+  auto world = vtp::test::flatRockWorld(24);
+  Scene scene(*world);
+  btRigidBody& near = scene.add(new btSphereShape(0.5f), 1.0, btVector3(2, 0.5f, 2), false);
+  btRigidBody& far = scene.add(new btSphereShape(0.5f), 1.0, btVector3(70000, 0.5f, 2), false);
+  // A compound of two children past the range on z is one body in the list.
+  auto* compound = new btCompoundShape();
+  scene.shapes.emplace_back(new btSphereShape(0.3f));
+  compound->addChildShape(btTransform(btQuaternion::getIdentity(), btVector3(0.5f, 0, 0)), scene.shapes.back().get());
+  scene.shapes.emplace_back(new btSphereShape(0.3f));
+  compound->addChildShape(btTransform(btQuaternion::getIdentity(), btVector3(-0.5f, 0, 0)), scene.shapes.back().get());
+  btRigidBody& edge = scene.add(compound, 1.0, btVector3(0, 0.5f, -65536.5f), false);
+  scene.run(0.1);
+  std::vector<const btCollisionObject*> listed = scene.terrain->bodiesOutsideRange();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0] == &far);
+  CHECK(listed[1] == &edge);
+  CHECK(std::abs(near.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
+  // Back over the ground: off the list, and it lands.
+  far.setWorldTransform(btTransform(btQuaternion::getIdentity(), btVector3(-3, 1.5f, -3)));
+  far.setLinearVelocity(btVector3(0, 0, 0));
+  scene.run(2);
+  listed = scene.terrain->bodiesOutsideRange();
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0] == &edge);
+  CHECK(std::abs(far.getCenterOfMassPosition().y() - 0.5f) < 0.02f);
+  // A removed body leaves the list.
+  scene.dynamics.removeRigidBody(&edge);
+  CHECK(scene.terrain->bodiesOutsideRange().empty());
+  scene.dynamics.addRigidBody(&edge);  // the scene removes every body it added
+}
+
 TEST_CASE("bullet terrain: contact reuse tolerances must be finite and >= 0") {
   auto world = vtp::test::flatRockWorld(24);
   auto physics = vtp::test::makePhysics(*world);

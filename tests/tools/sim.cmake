@@ -1,5 +1,5 @@
 # vtp-sim (tools/sim), label `tools`: a short run of both modes on the shipped default world, twice: every report key
-# (tools/sim/sim_report.cpp), no NaN body, a crater dug, the same hash from both runs (tests/tools/scripts/check_sim.cmake).
+# (tools/sim/sim_report.cpp), no NaN body, a crater dug, the same hash from both runs (one thread, then two) (tests/tools/scripts/check_sim.cmake).
 if(TARGET vtp-sim)
   add_test(NAME vtp_sim_short_run
            COMMAND ${CMAKE_COMMAND} -DSIM=$<TARGET_FILE:vtp-sim> -DWORLD=${PROJECT_SOURCE_DIR}/data/worlds/default.vtw

@@ -106,6 +106,14 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["step_ms_p50"] = percentile(column(&TickSample::step), 50);
   j["step_ms_p99"] = percentile(column(&TickSample::step), 99);
   j["terrain_collision_ms_per_step_p50"] = percentile(column(&TickSample::terrain), 50);
+  j["background_cpu_ms_per_step_p50"] = percentile(column(&TickSample::background_cpu), 50);
+  {
+    // Terrain collision wall time plus background CPU, per awake body, median over the steps with bodies awake.
+    std::vector<double> per_body;
+    for (const TickSample& t : samples)
+      if (t.awake > 0) per_body.push_back((t.terrain + t.background_cpu) * 1000.0 / t.awake);
+    j["terrain_collision_us_per_awake_body"] = per_body.empty() ? 0.0 : percentile(per_body, 50);
+  }
   j["broadphase_ms_per_step_p50"] = percentile(column(&TickSample::broadphase), 50);
   j["solver_ms_per_step_p50"] = percentile(column(&TickSample::solver), 50);
   j["integrate_ms_per_step_p50"] = percentile(column(&TickSample::integrate), 50);
@@ -118,6 +126,7 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["gjk_calls_per_step"] = double(counters.gjk_calls) / steps;
   j["colliders_built"] = counters.colliders_built;
   j["cache_bytes"] = counters.cache_bytes;
+  j["bodies_outside_range"] = counters.bodies_outside_range;
   j["bodies_asleep"] = checks.asleep;
   j["edits_applied"] = sim.editsApplied();
   j["narrowphase_calls"] = sim.terrainPairCalls();

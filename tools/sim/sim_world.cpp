@@ -230,6 +230,7 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
     m_in_water = m_water->apply(m_bodies, m_options.tasks);
     m_current.water = msSince(t0);
   }
+  for (const btRigidBody* body : m_bodies) m_current.awake += body->isActive() ? 1 : 0;
   const auto step_start = Clock::now();
   const btScalar dt = btScalar(1.0 / 60.0);
   m_dynamics->stepSimulation(dt, 1, dt);

@@ -42,6 +42,7 @@ struct BackendCounters {
   std::uint64_t gjk_calls = 0;        ///< Per-triangle GJK runs against the terrain since open.
   std::uint64_t colliders_built = 0;  ///< vtp: chunk colliders built; Bullet: chunk BVHs built (initial + rebuilds).
   std::size_t cache_bytes = 0;        ///< vtp: bytes in the collider cache; Bullet: bytes of all chunk BVHs + meshes.
+  std::uint64_t bodies_outside_range = 0;  ///< vtp: bodies beyond physics' range (BulletTerrain::bodiesOutsideRange).
   /// The mode's own counters, reported as they are under `<mode>.details` (name, value).
   std::vector<std::pair<const char*, std::uint64_t>> details;
 };
@@ -75,6 +76,9 @@ class TerrainBackend {
 /// Per-tick timings. [Unit: ms]
 struct TickSample {
   double step = 0, terrain = 0, broadphase = 0, solver = 0, integrate = 0, rays = 0, water = 0;
+  /// Terrain work on threads outside the step's (none yet: the contact pass's workers run inside its wall time).
+  double background_cpu = 0;
+  int awake = 0;  ///< Bodies awake when the step began.
 };
 
 struct SimOptions {

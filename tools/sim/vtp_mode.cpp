@@ -60,6 +60,7 @@ class VtpBackend final : public TerrainBackend {
                  {"adapter_live_manifolds", stats.live_manifolds}};
     const physics::ColliderCacheStats cache = m_physics->colliders().stats();
     c.colliders_built = cache.builds;
+    c.bodies_outside_range = m_adapter->bodiesOutsideRange().size();
     c.cache_bytes = cache.bytes;
     c.details.insert(c.details.end(), {{"cache_hits", cache.hits},
                                        {"cache_misses", cache.misses},

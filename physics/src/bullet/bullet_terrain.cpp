@@ -75,6 +75,7 @@ std::size_t BulletTerrainState::drainEdits() {
 }
 
 void BulletTerrainState::removeBody(std::uint64_t id) {
+  outside.erase(id);
   const auto it = bodies.find(id);
   if (it == bodies.end()) return;
   tracker.remove(id, changes);
@@ -125,6 +126,16 @@ BulletTerrainStats BulletTerrain::stats() const noexcept {
   BulletTerrainStats out = m_state->stats;
   out.live_manifolds = 0;
   for (const auto& [id, body] : m_state->bodies) out.live_manifolds += body->links.size();
+  return out;
+}
+
+std::vector<const btCollisionObject*> BulletTerrain::bodiesOutsideRange() const {
+  std::vector<const btCollisionObject*> out;
+  for (const auto& [id, object] : m_state->outside) out.push_back(object);
+  std::sort(out.begin(), out.end(), [](const btCollisionObject* a, const btCollisionObject* b) {
+    return a->getWorldArrayIndex() < b->getWorldArrayIndex();
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());  // a compound's children are one body
   return out;
 }
 

@@ -84,7 +84,6 @@ struct BodyLinks {
 /// One worker's buffers in the contact pass.
 struct PassWorker {
   ContactScratch scratch;
-  std::vector<ChunkTouch> touches;
   ContactCounters counters;
 };
 
@@ -139,6 +138,8 @@ struct BulletTerrainState {
   btCollisionObject object;
   BulletTerrainStats stats;
   std::unordered_map<std::uint64_t, std::unique_ptr<BodyLinks>> bodies;
+  // Bodies (by algorithm id) whose box reached beyond physics' range at their last run: they get no terrain contacts.
+  std::unordered_map<std::uint64_t, const btCollisionObject*> outside;
   DispatcherEntries entries;  // what the dispatcher held before attach registered these:
   std::unique_ptr<btCollisionAlgorithmCreateFunc> create_contacts[2];  // [terrain first]
   std::unique_ptr<btCollisionAlgorithmCreateFunc> create_closest_points;

@@ -45,22 +45,20 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     body.pass_sequence = ~0ull;
     const btConvexShape& convex = *body.shape;
     const btTransform& pose = body.object->getWorldTransform();
-    // The near-callback's bounds and pairs for this pose (TerrainAlgorithm::processCollision).
+    // The near-callback's bounds for this pose (TerrainAlgorithm::processCollision). Its pairs are the body's links
+    // as they stand: the chunks its box reached at its last update. A chunk the box enters now is searched by the
+    // near-callback, once the pair tracker has added it.
     const btScalar threshold = convex.getContactBreakingThreshold(gContactBreakingThreshold);
     const btVector3& o = pose.getOrigin();
     std::array<double, 3> min, max;
     shapeBounds(convex, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, double(threshold), min, max);
-    if (!physics.masks().query({{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, w.touches)) return;
-    for (const ChunkTouch& touch : w.touches) {
-      if (!touch.solid) continue;
-      const auto link = std::find_if(body.links.begin(), body.links.end(),
-                                     [&](const ChunkLink& l) { return l.chunk == touch.chunk; });
-      if (link != body.links.end() && options.max_reuse_distance > 0 && link->sequence == sequence &&
-          closeEnough(pose, link->found_at, options, voxel_size, threshold))
+    for (const ChunkLink& link : body.links) {
+      if (options.max_reuse_distance > 0 && link.sequence == sequence &&
+          closeEnough(pose, link.found_at, options, voxel_size, threshold))
         continue;  // the near-callback reuses its points
       PassSearch& search = body.pass.emplace_back();
-      search.chunk = touch.chunk;
-      search.count = searchChunk(convex, pose, min, max, touch.chunk, threshold, w.scratch, w.counters, search.kept);
+      search.chunk = link.chunk;
+      search.count = searchChunk(convex, pose, min, max, link.chunk, threshold, w.scratch, w.counters, search.kept);
     }
     body.pass_pose = pose;
     body.pass_sequence = sequence;

@@ -37,11 +37,13 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     BodyLinks& links = m_links;
     if (shape == m_body->getCollisionShape()) links.shape = shape;  // the object's own shape: the pass can serve it
     if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
-      // Out of physics' range or not finite: no contacts.
+      // Out of physics' range (listed: bodiesOutsideRange) or not finite: no contacts.
+      if (st.error().code == ErrorCode::kOutOfRange) s.outside[id()] = m_body;
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
       ++s.stats.empty_narrowphase_calls;
       return;
     }
+    if (!s.outside.empty()) s.outside.erase(id());
     s.apply(s.changes);
 
     const double voxel_size = s.physics.voxelSize();

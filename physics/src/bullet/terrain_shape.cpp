@@ -11,8 +11,9 @@
 namespace vtp::physics {
 namespace {
 
-// Physics answers within 2^16 voxels of the origin.
-constexpr double kRangeVoxels = 65536.0 - 16.0;
+// The terrain object's bounds: far beyond physics' range of 2^16 voxels, so a body that leaves the range still pairs
+// with the terrain in Bullet's broadphase, and its algorithm lists it (bodiesOutsideRange) instead of never running.
+constexpr double kReachVoxels = 1073741824.0;  // 2^30
 
 // A triangle's key for de-duplication within one query: the chunk (within range, 14 bits an axis) and the id.
 std::uint64_t triangleKey(terrain::ChunkCoord c, int id) {
@@ -25,7 +26,7 @@ std::uint64_t triangleKey(terrain::ChunkCoord c, int id) {
 TerrainShape::TerrainShape(BulletTerrainState& state) : m_state(state) { m_shapeType = CUSTOM_CONCAVE_SHAPE_TYPE; }
 
 void TerrainShape::getAabb(const btTransform& t, btVector3& aabb_min, btVector3& aabb_max) const {
-  const auto r = btScalar(kRangeVoxels * m_state.physics.voxelSize());
+  const auto r = btScalar(kReachVoxels * m_state.physics.voxelSize());
   aabb_min = t.getOrigin() - btVector3(r, r, r);
   aabb_max = t.getOrigin() + btVector3(r, r, r);
 }

@@ -1,10 +1,11 @@
 # Runs vtp-sim twice with the same flags on the shipped default world and checks its report (keys as tools/sim/sim_report.cpp writes them):
 #   cmake -DSIM=<exe> -DWORLD=<default.vtw> -DOUT=<dir> -DCOLLISION=<both|vtp|bullet-bvh> -P check_sim.cmake
 # Bad flags exit 2 and an unreadable world exits 1. Every key of each mode's section exists, no body is NaN, a crater was dug (2.5 s passes t = 2 s), and the two runs
-# give the same hash in every mode (determinism); with both modes the ratios exist.
+# give the same hash in every mode (determinism), the first on one thread and the second on two (--threads); with both
+# modes the ratios exist.
 file(MAKE_DIRECTORY ${OUT})
 # A bad flag value is a usage error (2); a world that cannot be read is invalid data (1); each with one line on stderr.
-foreach(case "2|--collision|nothing" "2|--bodies|0" "1|--world|${OUT}/missing.vtw")
+foreach(case "2|--collision|nothing" "2|--bodies|0" "2|--threads|0" "2|--threads|257" "1|--world|${OUT}/missing.vtw")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 expected)
   list(SUBLIST case 1 2 flag)
@@ -17,7 +18,7 @@ set(args --world ${WORLD} --bodies 50 --seconds 2.5 --rays-per-step 20 --seed 7 
 foreach(run 1 2)
   set(report ${OUT}/sim_${run}.json)
   file(REMOVE ${report})
-  execute_process(COMMAND ${SIM} ${args} --json ${report} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  execute_process(COMMAND ${SIM} ${args} --threads ${run} --json ${report} RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "vtp-sim: exit ${rc}: ${err}")
   endif()
@@ -25,6 +26,10 @@ foreach(run 1 2)
     message(FATAL_ERROR "vtp-sim printed no progress line for t=2s: ${err}")
   endif()
   file(READ ${report} json_${run})
+  string(JSON threads GET "${json_${run}}" threads)
+  if(NOT threads EQUAL run)
+    message(FATAL_ERROR "vtp-sim --threads ${run} reported threads ${threads}")
+  endif()
 endforeach()
 if(COLLISION STREQUAL "both")
   set(modes vtp bullet_bvh)
@@ -43,7 +48,8 @@ foreach(mode ${modes})
   foreach(key bodies_below_terrain bodies_out_of_world nan_bodies hash steps_per_second step_ms_p50 step_ms_p99
               terrain_collision_ms_per_step_p50 broadphase_ms_per_step_p50 solver_ms_per_step_p50
               collision_memory_bytes time_to_first_step_ms contacts gjk_calls_per_step colliders_built cache_bytes
-              bodies_asleep edits_applied empty_narrowphase_calls)
+              bodies_asleep edits_applied empty_narrowphase_calls threads terrain_collision_us_per_awake_body
+              background_cpu_ms_per_step_p50 bodies_outside_range)
     string(JSON type ERROR_VARIABLE missing TYPE "${json_1}" ${mode} ${key})
     if(missing)
       message(FATAL_ERROR "${mode}.${key} missing from the report")
@@ -73,6 +79,6 @@ foreach(mode ${modes})
     message(FATAL_ERROR "${mode}.hash is not 16 lowercase hex digits: ${hash_1}")
   endif()
   if(NOT hash_1 STREQUAL hash_2)
-    message(FATAL_ERROR "${mode}: two runs with the same flags gave different hashes (${hash_1}, ${hash_2})")
+    message(FATAL_ERROR "${mode}: runs on one and two threads gave different hashes (${hash_1}, ${hash_2})")
   endif()
 endforeach()

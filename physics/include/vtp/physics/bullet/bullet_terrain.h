@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "vtp/physics/task_runner.h"
 #include "vtp/physics/terrain_physics.h"
@@ -82,7 +83,8 @@ class BulletTerrain {
 
   /// Runs the terrain contact searches the coming collision detection will need on `tasks`' threads, ahead of the
   /// dispatcher: for every awake body whose own shape is convex (compound children are searched by the near-callback
-  /// as before), the chunks its box touches whose points cannot be reused. The near-callback then takes a search
+  /// as before), the chunks of its pairs whose points cannot be reused (a chunk its box enters in this substep is
+  /// searched by the near-callback once the pair exists). The near-callback then takes a search
   /// from the pass when the body's pose and the terrain are exactly as the pass saw them, and searches itself
   /// otherwise; pairs and manifolds are still updated there, in the dispatcher's order, so a step gives the same
   /// result bit for bit with or without the pass and for any number of workers. Call it at the start of each
@@ -92,6 +94,11 @@ class BulletTerrain {
   /// Thread-safety: on the stepping thread, between steps' collision detection (not inside a near-callback); the
   /// searches read the terrain physics' thread-safe queries and each body's own links.
   void runContactPass(TaskRunner& tasks);
+
+  /// The bodies whose box (grown by the contact threshold) reached beyond physics' range, 2^16 voxels from the origin
+  /// (physics/README.md), when the dispatcher last ran their pair with the terrain: they get no terrain contacts until they come back.
+  /// Each once, in the order of the world's collision object array. A game server should move or remove them.
+  std::vector<const btCollisionObject*> bodiesOutsideRange() const;
 
   BulletTerrainStats stats() const noexcept;
   void resetStats() noexcept;
