@@ -979,8 +979,8 @@ TEST_CASE("MaskIndex: query equals the chunk-by-chunk brute force on the range a
     }
   }
 
-  SUBCASE("entries far outside the dense grid grow it, and a world spread too far for it answers from the hash table, "
-          "both exactly as the brute force does; so does an index created on that world") {
+  SUBCASE("entries far outside the dense grid grow it or sit beside it, and a world spread too far for both answers "
+          "from the hash table, all exactly as the brute force does; so does an index created on that world") {
     auto world = makeWorld(1.0);
     buildRandomWorld(*world, 61);
     auto index = makeIndex(*world);
@@ -1012,10 +1012,16 @@ TEST_CASE("MaskIndex: query equals the chunk-by-chunk brute force on the range a
       checkOwners(*index, reference, phase);
     };
     check("grid", {{0, 0, 0}});
+    CHECK(index->stats().lock_free);
+    CHECK(index->stats().beside_grid == 0);
     REQUIRE(world->fillSphere({120.0, 4.0, -100.0}, 3.0, kRockId).ok());  // outside the grid and its room
     check("grown grid", {{0, 0, 0}, {120, 4, -100}});
-    REQUIRE(world->fillSphere({30000.0, 0.0, -30000.0}, 3.0, kRockId).ok());  // too far for any grid
-    check("hash table", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+    // Too far for any grid over everything: its chunks sit beside the grid, and queries stay lock-free.
+    REQUIRE(world->fillSphere({30000.0, 0.0, -30000.0}, 3.0, kRockId).ok());
+    check("beside the grid", {{0, 0, 0}, {120, 4, -100}, {30000, 0, -30000}});
+    CHECK(index->stats().lock_free);
+    CHECK(index->stats().beside_grid > 0);
+    CHECK(index->stats().beside_grid <= 64);
     // Created on the spread world: its candidates (the stored chunks' neighbours) come from a sort, not a bitmap of
     // the stored chunks' bounds (about 7,500 x 4 x 7,500 chunks). This sphere's lowest x and z layers are the first
     // layers of their chunks, so the chunks below them on those axes own its faces there but store nothing.
@@ -1032,10 +1038,29 @@ TEST_CASE("MaskIndex: query equals the chunk-by-chunk brute force on the range a
       chunks.insert(chunks.end(), seeing.begin(), seeing.end());
     }
     checkIndexCurrent(*world, *index, chunks, "created on the spread world");
+    CHECK(index->stats().lock_free);
     REQUIRE(world->clearBox({{29990, -10, -30010}, {30010, 10, -29990}}).ok());
-    check("hash table after clearing", all_centres);
+    check("after clearing one far sphere", all_centres);
     index = makeIndex(*world);
     check("created again after clearing", all_centres);
+    // More far entries than fit beside the grid, in four places: the hash table under the shared lock, exactly as
+    // the brute force; once they are cleared, the grid and the lock-free path come back.
+    std::vector<P3> spread{{0, 0, 0}};
+    for (int k = 0; k < 4; ++k) {
+      const double x = k % 2 ? 20000.0 : -20000.0, z = k / 2 ? 25000.0 : -25000.0;
+      REQUIRE(world->fillBox({{int(x), -12, int(z)}, {int(x) + 24, 12, int(z) + 24}}, kRockId).ok());
+      spread.push_back({x + 12, 0, z + 12});
+    }
+    check("spread too far", spread);
+    CHECK_FALSE(index->stats().lock_free);
+    for (int k = 0; k < 4; ++k) {
+      const int x = k % 2 ? 20000 : -20000, z = k / 2 ? 25000 : -25000;
+      REQUIRE(world->clearBox({{x - 2, -14, z - 2}, {x + 26, 14, z + 26}}).ok());
+    }
+    REQUIRE(world->clearBox({{-30010, -10, 29990}, {-29990, 10, 30010}}).ok());
+    check("cleared again", spread);
+    CHECK(index->stats().lock_free);
+    CHECK(index->stats().beside_grid == 0);
   }
 
   SUBCASE("a huge box reports every chunk with an entry exactly as the brute force does") {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "broadphase/chunk_grid.h"
+#include "broadphase/grid_outliers.h"
 #include "broadphase/mask_table.h"
 #include "broadphase/query_range.h"
 #include "cache/affected_chunks.h"
@@ -305,6 +306,13 @@ VTP_SEQLOCK_READER std::size_t walkSmall(const ChunkGrid& grid, const VoxelSpan&
   return written;
 }
 
+// Whether chunks `clo` .. `chi` (lanes x, y, z) all lie on the grid.
+inline bool onGrid(const ChunkGrid& grid, __m128i clo, __m128i chi) {
+  const __m128i below = _mm_cmpgt_epi32(_mm256_castsi256_si128(grid.loLanes()), clo);
+  const __m128i above = _mm_cmpgt_epi32(chi, _mm256_castsi256_si128(grid.hiLanes()));
+  return (_mm_movemask_ps(_mm_castsi128_ps(_mm_or_si128(below, above))) & 7) == 0;
+}
+
 // A range of at most two chunks per axis, the small walk's.
 inline bool smallRange(__m128i clo, __m128i chi) {
   return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(_mm_sub_epi32(chi, clo), _mm_set1_epi32(1)))) == 0;
@@ -316,14 +324,15 @@ static_assert(8 * kSectionBoxes <= 0xFFFF, "visit numbers and counts are 16-bit"
 
 // The small walk over `boxes` from the first, while each is valid and body-sized (at most kSectionBoxes): box i's
 // touches into `out` from `used` on (room for 8 per box), and ends[i] where they end. Returns how many boxes
-// it answered; it stops at the first invalid box or larger range, which the caller answers on its own.
+// it answered; it stops at the first invalid box or larger range, or (with `outliers`: entries beside the grid) the
+// first box reaching off the grid, which the caller answers on its own.
 // Two passes, so that no branch depends on how many chunks a box visits: the first lists each box's visits (8
 // written, as many kept), two boxes at a time in the halves of AVX2 registers (0.91-0.93 of the batched query's time
 // against one at a time, in an in-process A/B); the second makes every visit of the section in one loop, prefetching
 // ahead.
 template <Scaling kScaling>
-VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
-                                              double reciprocal, ChunkTouch* out, std::size_t used,
+VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, bool outliers, std::span<const Aabb> boxes,
+                                              double voxel_size, double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
   VTP_ASSERT(boxes.size() <= kSectionBoxes, "a section holds at most kSectionBoxes boxes");
   constexpr std::size_t kAhead = 16;  // visits between a prefetch and its visit (a multiple of 8: the padding)
@@ -346,7 +355,8 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
       const __m256d valid = _mm256_and_pd(voxelSpanLanes<kScaling>(boxes[i], voxel_size, reciprocal, s0),
                                           voxelSpanLanes<kScaling>(boxes[i + 1], voxel_size, reciprocal, s1));
       const SpanPair pair(s0, s1);
-      if (_mm256_movemask_pd(valid) == 0xF && pair.bodySized(constants.one)) {
+      if (_mm256_movemask_pd(valid) == 0xF && pair.bodySized(constants.one) &&
+          (!outliers || (onGrid(grid, s0.firstChunk(), s0.lastChunk()) && onGrid(grid, s1.firstChunk(), s1.lastChunk())))) {
         const unsigned patterns = listVisits(grid, pair, table, i, i + 1, constants);
         append(i, patterns & 15);
         append(i + 1, patterns >> 4);
@@ -360,6 +370,7 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
     unsigned pattern = kNoVisits;
     if (!span.empty()) {
       if (!smallRange(span.firstChunk(), span.lastChunk())) break;
+      if (outliers && !onGrid(grid, span.firstChunk(), span.lastChunk())) break;
       pattern = listVisits(grid, SpanPair(span, span), table, i, i, constants) & 15;
     }
     append(i, pattern);
@@ -384,12 +395,12 @@ VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<c
 }
 
 // walkSmallBoxes with the box scaling decided once for the batch.
-VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, std::span<const Aabb> boxes, double voxel_size,
-                                              double reciprocal, ChunkTouch* out, std::size_t used,
+VTP_SEQLOCK_READER std::size_t walkSmallBoxes(const ChunkGrid& grid, bool outliers, std::span<const Aabb> boxes,
+                                              double voxel_size, double reciprocal, ChunkTouch* out, std::size_t used,
                                               std::size_t* ends) {
   return reciprocal != 0
-             ? walkSmallBoxes<Scaling::kMultiply>(grid, boxes, voxel_size, reciprocal, out, used, ends)
-             : walkSmallBoxes<Scaling::kDivide>(grid, boxes, voxel_size, reciprocal, out, used, ends);
+             ? walkSmallBoxes<Scaling::kMultiply>(grid, outliers, boxes, voxel_size, reciprocal, out, used, ends)
+             : walkSmallBoxes<Scaling::kDivide>(grid, outliers, boxes, voxel_size, reciprocal, out, used, ends);
 }
 
 // One chunk of the range, anywhere in it: its footprint and slice range, then touch(), appending when touched.
@@ -422,6 +433,21 @@ VTP_SEQLOCK_READER void walkGrid(const ChunkGrid& grid, const QueryRange& r, std
         }
       }
     }
+}
+
+// The entries beside the grid (GridOutliers) in range `r`, appended to `out`, which is then sorted again: on the
+// grid's walk, inside its seqlock section.
+VTP_SEQLOCK_READER void visitOutliers(const GridOutliers& outliers, const QueryRange& r, std::vector<ChunkTouch>& out) {
+  const std::size_t before = out.size();
+  const int n = outliers.count();
+  for (int k = 0; k < n; ++k) {
+    const ChunkCoord c = outliers.chunk(k);
+    if (!r.containsChunk(c)) continue;
+    const ChunkGrid::Cell cell = outliers.cell(k);
+    visit(c, ChunkGrid::tagOf(cell), ChunkGrid::solidOf(cell), ChunkGrid::waterLineOf(cell), touchIndexOf(cell), r, out);
+  }
+  if (out.size() != before)
+    std::sort(out.begin(), out.end(), [](const ChunkTouch& x, const ChunkTouch& y) { return x.chunk < y.chunk; });
 }
 
 // Every stored chunk and its 26 neighbours, sorted and without repeats: a chunk whose box holds anything lies within
@@ -493,6 +519,7 @@ struct MaskIndex::State {
   std::atomic<std::uint64_t> seq{0};
   std::atomic<const ChunkGrid*> grid{nullptr};  // the current grid, or none (the entries' range is too large)
   std::vector<std::unique_ptr<ChunkGrid>> grids;  // the current grid last, and every grid it replaced
+  GridOutliers outliers;  // the entries the grid does not cover (none when there is no grid)
 
   void count(MaskTag tag, int sign) {
     if (tag == MaskTag::kMixed) mixed += std::size_t(sign);
@@ -511,34 +538,85 @@ struct MaskIndex::State {
   // Stores chunk c's masks (an empty tag drops its entry) in the table and the grid. Under the exclusive lock with
   // `seq` odd.
   void apply(ChunkCoord c, const ChunkMasks& m) {
-    if (const MaskTable::Slot* old = table.find(c)) count(old->tag, -1);
+    const MaskTable::Slot* old = table.find(c);
+    if (old) count(old->tag, -1);
     table.set(c, m);
     count(m.tag, +1);
-    const ChunkGrid* g = grid.load(std::memory_order_relaxed);
-    if (!g) return;
     const MaskTable::Slot* now = table.find(c);
-    if (g->contains(c)) {
-      const ChunkGrid::Cell cell =
-          now ? ChunkGrid::cell(now->tag, table.store(), MaskStore::queryPlace(now->tag, now->place())) : noEntry();
-      grids.back()->store(c, cell);
-    } else if (now) {
-      makeGrid(true);
+    const ChunkGrid* g = grid.load(std::memory_order_relaxed);
+    if (!g) {
+      // No grid: try again when an entry goes (the far one that stood in the way may be it).
+      if (old && !now) makeGrid(true);
+      return;
     }
+    const ChunkGrid::Cell cell = now ? cellOf(*now) : noEntry();
+    if (g->contains(c)) {
+      grids.back()->store(c, cell);
+      return;
+    }
+    const int k = outliers.find(c);
+    if (k >= 0) {
+      if (now) {
+        outliers.set(k, cell);
+      } else {
+        outliers.remove(k);
+      }
+    } else if (now && !outliers.add(c, cell)) {
+      makeGrid(true);  // a new entry off the grid and no room beside it
+    }
+  }
+  ChunkGrid::Cell cellOf(const MaskTable::Slot& slot) const {
+    return ChunkGrid::cell(slot.tag, table.store(), MaskStore::queryPlace(slot.tag, slot.place()));
   }
   // The cell of a chunk without an entry: the no-masks sentinel, tagged empty.
   ChunkGrid::Cell noEntry() const { return ChunkGrid::cell(MaskTag::kEmpty, table.store(), MaskStore::kNoMasks); }
-  // A grid over every entry (replacing the current one), or none when their range is too large; `room` to grow into.
+  // A grid over the entries (replacing the current one), `room` to grow into: over all of them when that is small
+  // enough (ChunkGrid::make), else over all but the GridOutliers::kCapacity farthest from their median chunk, which
+  // the grid may leave beside it; none when even that is too large (queries then take the shared lock).
   void makeGrid(bool room) {
-    ChunkCoord lo{INT32_MAX, INT32_MAX, INT32_MAX}, hi{INT32_MIN, INT32_MIN, INT32_MIN};
-    table.forEach([&](const MaskTable::Slot& s) {
-      lo = {std::min(lo.x, s.key.x), std::min(lo.y, s.key.y), std::min(lo.z, s.key.z)};
-      hi = {std::max(hi.x, s.key.x), std::max(hi.y, s.key.y), std::max(hi.z, s.key.z)};
-    });
-    if (table.size() == 0) lo = hi = ChunkCoord{};
+    std::vector<ChunkCoord> keys;
+    keys.reserve(table.size());
+    table.forEach([&](const MaskTable::Slot& s) { keys.push_back(s.key); });
+    auto bounds = [](std::span<const ChunkCoord> cs, ChunkCoord& lo, ChunkCoord& hi) {
+      lo = hi = cs.empty() ? ChunkCoord{} : cs.front();
+      for (const ChunkCoord c : cs) {
+        lo = {std::min(lo.x, c.x), std::min(lo.y, c.y), std::min(lo.z, c.z)};
+        hi = {std::max(hi.x, c.x), std::max(hi.y, c.y), std::max(hi.z, c.z)};
+      }
+    };
+    ChunkCoord lo, hi;
+    bounds(keys, lo, hi);
     std::unique_ptr<ChunkGrid> g = ChunkGrid::make(lo, hi, table.size(), room, noEntry());
+    if (!g && keys.size() > 1) {
+      // The median chunk, and the entries by their distance (the largest axis difference) from it: the farthest
+      // kCapacity go to the end, and the grid covers the rest.
+      ChunkCoord median;
+      std::vector<std::int32_t> axis(keys.size());
+      for (int a = 0; a < 3; ++a) {
+        for (std::size_t i = 0; i < keys.size(); ++i) axis[i] = a == 0 ? keys[i].x : a == 1 ? keys[i].y : keys[i].z;
+        std::nth_element(axis.begin(), axis.begin() + std::ptrdiff_t(axis.size() / 2), axis.end());
+        (a == 0 ? median.x : a == 1 ? median.y : median.z) = axis[axis.size() / 2];
+      }
+      auto distance = [&](ChunkCoord c) {
+        return std::max({std::abs(std::int64_t(c.x) - median.x), std::abs(std::int64_t(c.y) - median.y),
+                         std::abs(std::int64_t(c.z) - median.z)});
+      };
+      const std::size_t far = std::min<std::size_t>(GridOutliers::kCapacity, keys.size() - 1);
+      const auto split = keys.end() - std::ptrdiff_t(far);
+      std::nth_element(keys.begin(), split, keys.end(),
+                       [&](ChunkCoord a, ChunkCoord b) { return distance(a) < distance(b); });
+      bounds({keys.data(), std::size_t(split - keys.begin())}, lo, hi);
+      g = ChunkGrid::make(lo, hi, table.size(), room, noEntry());
+    }
+    outliers.clear();
     if (g) {
       table.forEach([&](const MaskTable::Slot& s) {
-        g->store(s.key, ChunkGrid::cell(s.tag, table.store(), MaskStore::queryPlace(s.tag, s.place())));
+        if (g->contains(s.key)) {
+          g->store(s.key, cellOf(s));
+        } else {
+          const bool added = outliers.add(s.key, cellOf(s));
+          VTP_ASSERT(added, "at most GridOutliers::kCapacity entries lie off the grid");
+        }
       });
     }
     grid.store(g.get(), std::memory_order_release);
@@ -638,9 +716,18 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
     alignas(ChunkTouch) unsigned char buffer[8 * sizeof(ChunkTouch)];
     ChunkTouch* touched = reinterpret_cast<ChunkTouch*>(buffer);
     std::size_t n = 0;
-    if (state.readGrid([&](const ChunkGrid& grid) { n = walkSmall(grid, span, touched); })) {
+    bool beside = false;  // the range reaches off the grid where entries lie beside it
+    if (state.readGrid([&](const ChunkGrid& grid) {
+          n = walkSmall(grid, span, touched);
+          beside = state.outliers.count() > 0 && !onGrid(grid, clo, chi);
+          if (beside) {
+            out.assign(touched, touched + n);
+            visitOutliers(state.outliers, span.range(), out);
+          }
+        })) {
       // One by one: n is small, and a push is cheaper than assign's call to memmove.
-      for (std::size_t i = 0; i < n; ++i) out.push_back(touched[i]);
+      if (!beside)
+        for (std::size_t i = 0; i < n; ++i) out.push_back(touched[i]);
       return {};
     }
     state.querySlow(span.range(), false, out);
@@ -648,7 +735,12 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   }
   const QueryRange r = span.range();
   const bool huge = r.chunkCount() > m_options.max_range_chunks;
-  if (!huge && state.readGrid([&](const ChunkGrid& grid) { walkGrid(grid, r, out); })) return {};
+  if (!huge && state.readGrid([&](const ChunkGrid& grid) {
+        walkGrid(grid, r, out);
+        if (state.outliers.count() > 0 && !(grid.contains(r.chunk_lo) && grid.contains(r.chunk_hi)))
+          visitOutliers(state.outliers, r, out);
+      }))
+    return {};
   state.querySlow(r, huge, out);
   return {};
 }
@@ -662,14 +754,15 @@ Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
     if (out.m_touches.size() < used + 8 * n) out.m_touches.resize(std::max(used + 8 * n, 2 * out.m_touches.size()));
     std::size_t walked = 0;
     const bool grid = m_state->readGrid([&](const ChunkGrid& g) {
-      walked = walkSmallBoxes(g, boxes.subspan(done, n), m_voxel_size, m_voxel_reciprocal,
-                              out.m_touches.data(), used, out.m_ends.data() + done);
+      walked = walkSmallBoxes(g, m_state->outliers.count() > 0, boxes.subspan(done, n), m_voxel_size,
+                              m_voxel_reciprocal, out.m_touches.data(), used, out.m_ends.data() + done);
     });
     if (!grid) walked = 0;  // a pass the sequence number rejected before the grid went away counts for nothing
     if (walked > 0) used = out.m_ends[done + walked - 1];
     done += walked;
     if (done == boxes.size() || (grid && walked == n)) continue;
-    // Box `done` is invalid or larger, or there is no grid: query() alone.
+    // Box `done` is invalid or larger, reaches off the grid beside which entries lie, or there is no grid: query()
+    // alone.
     if (Status s = query(boxes[done], one); !s) {
       out.m_ends.clear();
       return inBatch(s.error(), done);
@@ -744,7 +837,12 @@ bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
   bool owns = false;
   // The grid covers every entry: a chunk outside it has none.
   const auto look = [&](const ChunkGrid& g) {
-    owns = g.contains(chunk) && cellOwnsTriangles(g.load(g.indexOf(chunk)));
+    if (g.contains(chunk)) {
+      owns = cellOwnsTriangles(g.load(g.indexOf(chunk)));
+    } else {
+      const int k = m_state->outliers.find(chunk);
+      owns = k >= 0 && cellOwnsTriangles(m_state->outliers.cell(k));
+    }
   };
   if (m_state->readGrid(look)) return owns;
   return ownsTriangles(masks(chunk));
@@ -752,7 +850,14 @@ bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
 
 bool MaskIndex::mayHoldWater(ChunkCoord chunk) const {
   bool wet = false;
-  const auto look = [&](const ChunkGrid& g) { wet = g.contains(chunk) && cellHoldsWater(g.load(g.indexOf(chunk))); };
+  const auto look = [&](const ChunkGrid& g) {
+    if (g.contains(chunk)) {
+      wet = cellHoldsWater(g.load(g.indexOf(chunk)));
+    } else {
+      const int k = m_state->outliers.find(chunk);
+      wet = k >= 0 && cellHoldsWater(m_state->outliers.cell(k));
+    }
+  };
   if (m_state->readGrid(look)) return wet;
   return holdsWater(masks(chunk));
 }
@@ -774,6 +879,8 @@ MaskIndexStats MaskIndex::stats() const {
   s.index_bytes = m_state->table.slotCount() * sizeof(MaskTable::Slot) +
                   (m_state->table.maskBytesAllocated() - s.mask_bytes);
   for (const auto& g : m_state->grids) s.index_bytes += g->cellCount() * sizeof(ChunkGrid::Cell);
+  s.lock_free = m_state->grid.load(std::memory_order_relaxed) != nullptr;
+  s.beside_grid = std::size_t(m_state->outliers.count());
   return s;
 }
 

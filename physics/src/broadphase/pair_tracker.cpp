@@ -10,10 +10,17 @@ using terrain::ChunkCoord;
 
 namespace {
 constexpr std::uint8_t kSolidBit = 1, kWaterBit = 2;
+
+bool sameVoxels(const QueryRange& a, const QueryRange& b) {
+  return a.empty == b.empty && std::equal(a.lo, a.lo + 3, b.lo) && std::equal(a.hi, a.hi + 3, b.hi);
+}
 }  // namespace
 
 struct PairTracker::Body {
   Aabb box;
+  // The voxels the box maps to (query_range.h), which alone decide the index's answer for it; `queried` once set.
+  QueryRange range;
+  bool queried = false;
   // The chunks the body's box touches, sorted (z, y, x), with which surfaces (kSolidBit | kWaterBit): as the index
   // answers now, and as the caller was last told (what it holds if it applied every change in the order it got them).
   std::vector<std::pair<ChunkCoord, std::uint8_t>> touches, reported;
@@ -73,6 +80,11 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
   std::lock_guard lock(m_mutex);
   Body& body = bodyOf(id);
   body.box = box;
+  // The same voxels as last time: the index answers as it did (edits since re-queried the body), so when nothing is
+  // waiting to be reported, nothing changed. A resting or slow body costs no query.
+  if (body.queried && !body.unreported && sameVoxels(body.range, *range)) return {};
+  body.range = *range;
+  body.queried = true;
   requery(body);
   report(id, body, changes);
   return {};
@@ -108,6 +120,7 @@ Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes
     const BodyBox& b = bodies[last[k]];
     Body& body = bodyOf(b.body);
     body.box = b.box;
+    body.queried = false;  // the batch keeps no ranges; the next single update queries again
     setTouches(body, m_batch.touches(k));
     report(b.body, body, changes);
   }

@@ -7,8 +7,9 @@
 /// Thread-safety: queries may run on any number of threads, concurrently with edits on the world; an edit updates
 /// the index before the edit call returns (from the world's change listener), so a query that starts after an edit
 /// returned always sees it. Queries take no lock while the index keeps its dense chunk grid (a query overlapping an
-/// edit's update starts over); a world spread too far for the grid, a huge box, masks() and stats() take a readers'
-/// lock that the edit's update holds exclusively.
+/// edit's update starts over); a few far entries (a voxel placed 30000 voxels away) sit in a table beside the grid
+/// and keep it so (MaskIndexStats::lock_free). Entries spread too far for that, a huge box, masks() and stats() take
+/// a readers' lock that the edit's update holds exclusively.
 
 #include <cstddef>
 #include <cstdint>
@@ -78,6 +79,11 @@ struct MaskIndexStats {
   std::size_t mask_bytes = 0;   ///< Bytes of stored solid and water words (MIXED chunks; water words only where
                                 ///< there is water; all-ones solid copies shared).
   std::size_t index_bytes = 0;  ///< Everything else: keys, tags, map slots and container slack (estimate).
+  /// Whether queries take the lock-free path: the index keeps a dense grid over its entries, all but at most 64 far
+  /// ones (`beside_grid`) kept in a table beside it. False when even that grid would be too large (entries spread
+  /// over a huge range in many places): queries then take the shared lock.
+  bool lock_free = false;
+  std::size_t beside_grid = 0;  ///< Entries off the grid, in the table beside it.
 };
 
 class MaskIndex {
