@@ -70,6 +70,7 @@ void installBulletAllocationHook() { btAlignedAllocSetCustom(bulletAlloc, bullet
 std::size_t taggedLiveBytes(int tag) { return g_live[tag].load(std::memory_order_relaxed); }
 std::size_t taggedPeakBytes(int tag) { return g_peak[tag].load(std::memory_order_relaxed); }
 int currentTag() { return t_tag; }
+void tagThisThread(int tag) { t_tag = tag; }
 void resetTaggedPeak(int tag) { g_peak[tag].store(g_live[tag].load(std::memory_order_relaxed)); }
 
 TerrainScope::TerrainScope(int tag) noexcept : m_previous(t_tag) { t_tag = tag; }

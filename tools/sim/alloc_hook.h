@@ -12,7 +12,8 @@
 //     out: they are opened before the scope);
 //   - every near-callback run for a pair with the terrain (colliders built on demand, manifolds, algorithms);
 //   - edits with their upkeep (vtp masks and cache invalidation; Bullet re-meshing and BVH rebuilds);
-//   - the per-step raycasts.
+//   - the per-step raycasts;
+//   - the vtp mode's background collider prefetcher (its thread is tagged for good) and the contact pass's workers.
 // Temporary scratch made and freed inside a scope counts only while it lives (it can raise the peak, honestly).
 // Bullet's manifold and algorithm pools are made with the dispatcher, outside any scope, in both modes alike; a
 // manifold or algorithm that overflows them inside a terrain pair's near-callback is counted.
@@ -34,6 +35,8 @@ std::size_t taggedLiveBytes(int tag);
 std::size_t taggedPeakBytes(int tag);
 /// The tag new blocks on this thread get now.
 int currentTag();
+/// Tags every block this thread allocates from now on `tag` (a background thread that works for one mode alone).
+void tagThisThread(int tag);
 /// Restarts the peak at the current live bytes.
 void resetTaggedPeak(int tag);
 

@@ -127,6 +127,8 @@ nlohmann::json modeReport(SimWorld& sim, const Scene& scene) {
   j["colliders_built"] = counters.colliders_built;
   j["cache_bytes"] = counters.cache_bytes;
   j["bodies_outside_range"] = counters.bodies_outside_range;
+  j["colliders_built_in_step"] = counters.colliders_built_in_step;
+  j["colliders_prefetched"] = counters.colliders_prefetched;
   j["bodies_asleep"] = checks.asleep;
   j["edits_applied"] = sim.editsApplied();
   j["narrowphase_calls"] = sim.terrainPairCalls();

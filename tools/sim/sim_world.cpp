@@ -234,6 +234,12 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
   const auto step_start = Clock::now();
   const btScalar dt = btScalar(1.0 / 60.0);
   m_dynamics->stepSimulation(dt, 1, dt);
+  {
+    TerrainScope scope(m_options.tag);
+    const auto t0 = Clock::now();
+    m_backend->afterStep(int(m_samples.size()));
+    m_current.terrain += msSince(t0);
+  }
   m_current.step += msSince(step_start);
   if (m_samples.empty()) m_first_step_ms += m_current.step;
 
@@ -261,6 +267,9 @@ void SimWorld::tick(std::span<const terrain::EditCommand> edits) {
     m_ray_hits += std::uint64_t(m_backend->castRays(m_rays));
     m_current.rays = msSince(t0);
   }
+  const double background = m_backend->backgroundCpuMs();
+  m_current.background_cpu = background - m_background_ms;
+  m_background_ms = background;
   m_samples.push_back(m_current);
 }
 

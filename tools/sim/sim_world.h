@@ -43,6 +43,9 @@ struct BackendCounters {
   std::uint64_t colliders_built = 0;  ///< vtp: chunk colliders built; Bullet: chunk BVHs built (initial + rebuilds).
   std::size_t cache_bytes = 0;        ///< vtp: bytes in the collider cache; Bullet: bytes of all chunk BVHs + meshes.
   std::uint64_t bodies_outside_range = 0;  ///< vtp: bodies beyond physics' range (BulletTerrain::bodiesOutsideRange).
+  /// vtp: colliders built inside steps after the first simulated second (the step's own searches), and colliders
+  /// its background prefetcher built.
+  std::uint64_t colliders_built_in_step = 0, colliders_prefetched = 0;
   /// The mode's own counters, reported as they are under `<mode>.details` (name, value).
   std::vector<std::pair<const char*, std::uint64_t>> details;
 };
@@ -66,6 +69,11 @@ class TerrainBackend {
   /// Runs at the start of each step's collision detection (inside the step, timed as terrain collision): the vtp
   /// mode's parallel contact pass on `tasks`, when open() was given it.
   virtual void beforeCollision() {}
+  /// Runs after each step (timed as terrain collision): the vtp mode hands the chunks moving bodies will reach within
+  /// 0.25 s to its background collider prefetcher. `tick` counts from 0.
+  virtual void afterStep(int /*tick*/) {}
+  /// CPU time the backend's background threads have spent on terrain since open. [Unit: ms]
+  virtual double backgroundCpuMs() const { return 0; }
   /// Threads the terrain collision runs on.
   virtual unsigned threads() const { return 1; }
   /// Casts `rays` against the terrain; returns how many hit.
@@ -76,7 +84,8 @@ class TerrainBackend {
 /// Per-tick timings. [Unit: ms]
 struct TickSample {
   double step = 0, terrain = 0, broadphase = 0, solver = 0, integrate = 0, rays = 0, water = 0;
-  /// Terrain work on threads outside the step's (none yet: the contact pass's workers run inside its wall time).
+  /// CPU time of terrain work on background threads during the tick (the collider prefetcher; the contact pass's
+  /// workers run inside the step's wall time, which counts them).
   double background_cpu = 0;
   int awake = 0;  ///< Bodies awake when the step began.
 };
@@ -147,6 +156,7 @@ class SimWorld {
   std::uint64_t m_ray_state = 0;
   std::vector<physics::Ray> m_rays;
   int m_in_water = 0;
+  double m_background_ms = 0;  // the backend's background CPU at the last tick's end
   std::uint64_t m_contacts = 0, m_terrain_calls = 0, m_empty_terrain_calls = 0, m_edits_applied = 0, m_ray_hits = 0;
 };
 

@@ -147,6 +147,7 @@ struct BulletTerrainState {
   ContactScratch scratch;
   std::vector<PassWorker> pass_workers;  // the contact pass's, one per worker
   std::vector<BodyLinks*> pass_bodies;   // the bodies it searches for, reused
+  std::vector<ChunkTouch> prefetch_touches;  // prefetchCandidates' scratch
 
   // The links of body `id` (on collision object `object`), created on first use; the entry stays at its address until
   // removeBody(id).

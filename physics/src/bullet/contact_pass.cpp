@@ -23,6 +23,7 @@ int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransfo
   if (!physics.masks().mayOwnTriangles(chunk)) return 0;  // a chunk all solid (around a buried body) owns none
   auto pin = physics.colliders().acquire(chunk);
   if (!pin) return -1;
+  counters.colliders_built += pin->built() ? 1 : 0;
   const btVector3& o = pose.getOrigin();
   const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
   return chunkManifold(*pin.value(), convex, pose.getBasis(), position, chunk, min, max, physics.voxelSize(), threshold,
@@ -66,6 +67,7 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
   for (const BodyLinks* body : pass_bodies) stats.pass_searches += body->pass.size();
   for (PassWorker& w : pass_workers) {
     stats.gjk_calls += w.counters.gjk_calls;
+    stats.colliders_built += w.counters.colliders_built;
     w.counters = {};
   }
 }

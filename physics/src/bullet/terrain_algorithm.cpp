@@ -73,6 +73,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
         ContactCounters counters;
         n = s.searchChunk(*shape, pose, min, max, link.chunk, threshold, s.scratch, counters, kept);
         s.stats.gjk_calls += counters.gjk_calls;
+        s.stats.colliders_built += counters.colliders_built;
       }
       if (n < 0) continue;  // beyond physics' range: the tracker already refused such boxes
       const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);

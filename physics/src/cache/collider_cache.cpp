@@ -110,6 +110,14 @@ void ColliderCache::release(Entry* entry) noexcept {
   delete entry;
 }
 
+bool ColliderCache::holds(ChunkCoord chunk, ColliderUse use) const {
+  State& s = *m_state;
+  State::Shard& shard = s.shardOf(chunk);
+  std::lock_guard lock(shard.mutex);
+  const Entry* e = shard.map.find(chunk);
+  return e != nullptr && e->serves(use);
+}
+
 Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse use) {
   if (!chunkInPhysicsRange(chunk)) {
     return Error{ErrorCode::kOutOfRange, "ColliderCache::acquire: the chunk lies beyond 2^16 voxels of the origin", {}};
@@ -182,7 +190,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   auto overflow = [&] {
     drop_older();
     s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
-    return Pin(this, fresh);  // never inserted: freed with its pin
+    return Pin(this, fresh, true);  // never inserted: freed with its pin
   };
   auto serve = [&](Entry* e) {
     drop_older();
@@ -191,7 +199,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     } else {
       delete fresh;
     }
-    return Pin(this, e);
+    return Pin(this, e, true);
   };
   {
     std::lock_guard lock(shard.mutex);
@@ -199,7 +207,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   }
   if (fresh->bytes > m_budget) {  // could never fit: do not empty the cache for it
     s.overflow_builds.fetch_add(1, std::memory_order_relaxed);
-    return Pin(this, fresh);
+    return Pin(this, fresh, true);
   }
   std::lock_guard eviction(s.eviction_mutex);
   {
@@ -267,7 +275,7 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
     shard.map.insert(chunk, fresh);
   }
   s.lru.emplace(fresh->lru_stamp, fresh);
-  return Pin(this, fresh);
+  return Pin(this, fresh, true);
 }
 
 void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
@@ -387,7 +395,7 @@ Status ColliderCache::validate() const {
   return {};
 }
 
-ColliderCache::Pin::Pin(Pin&& other) noexcept : m_cache(other.m_cache), m_entry(other.m_entry) {
+ColliderCache::Pin::Pin(Pin&& other) noexcept : m_cache(other.m_cache), m_entry(other.m_entry), m_built(other.m_built) {
   other.m_entry = nullptr;
 }
 
@@ -396,6 +404,7 @@ ColliderCache::Pin& ColliderCache::Pin::operator=(Pin&& other) noexcept {
     if (m_entry != nullptr) m_cache->release(m_entry);
     m_cache = other.m_cache;
     m_entry = other.m_entry;
+    m_built = other.m_built;
     other.m_entry = nullptr;
   }
   return *this;

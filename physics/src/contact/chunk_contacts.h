@@ -34,6 +34,7 @@ struct ContactScratch {
 struct ContactCounters {
   unsigned long long gjk_calls = 0;
   unsigned long long triangles = 0;  ///< Triangles tested.
+  unsigned long long colliders_built = 0;  ///< Colliders the search built (cache misses: ColliderCache::Pin::built).
 };
 
 /// The origin of `chunk` in world units.

@@ -63,12 +63,16 @@ class ColliderCache {
     const Collider& operator*() const noexcept { return *get(); }
     const Collider* operator->() const noexcept { return get(); }
     explicit operator bool() const noexcept { return m_entry != nullptr; }
+    /// Whether the acquire that made this pin built a collider (a miss; the pin may hold another thread's build of the
+    /// same chunk that was inserted first).
+    bool built() const noexcept { return m_built; }
 
    private:
     friend class ColliderCache;
-    Pin(ColliderCache* cache, Entry* entry) : m_cache(cache), m_entry(entry) {}
+    Pin(ColliderCache* cache, Entry* entry, bool built = false) : m_cache(cache), m_entry(entry), m_built(built) {}
     ColliderCache* m_cache = nullptr;
     Entry* m_entry = nullptr;
+    bool m_built = false;
   };
 
   /// Subscribes to `world`'s change events; the cache must be destroyed before the world, and every Pin before the
@@ -84,6 +88,10 @@ class ColliderCache {
   /// collider without edge flags is a miss for contacts. Errors: a chunk beyond physics' range (kOutOfRange,
   /// chunkInPhysicsRange), a `use` that is neither enumerator (kInvalidArgument).
   Result<Pin> acquire(terrain::ChunkCoord chunk, ColliderUse use = ColliderUse::kContacts);
+
+  /// Whether a collider of `chunk` serving `use` is cached now: a peek (no build, no use recorded, not counted as a hit
+  /// or miss). Thread-safe as acquire(); an edit or eviction may drop it right after.
+  bool holds(terrain::ChunkCoord chunk, ColliderUse use = ColliderUse::kContacts) const;
 
   ColliderCacheStats stats() const;
   std::size_t byteBudget() const noexcept { return m_budget; }

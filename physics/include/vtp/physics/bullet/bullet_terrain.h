@@ -50,6 +50,7 @@ struct BulletTerrainStats {
   std::uint64_t gjk_calls = 0;                ///< Per-triangle GJK/EPA runs (specialised tests not counted).
   std::uint64_t contacts = 0;                 ///< Contact points written into manifolds.
   std::uint64_t reused_manifolds = 0;         ///< Body-chunk manifolds refreshed without a new triangle search.
+  std::uint64_t colliders_built = 0;          ///< Colliders the step's searches built (not found in the cache).
   std::uint64_t pass_searches = 0;            ///< Body-chunk searches run by the contact pass (runContactPass).
   std::uint64_t pass_searches_used = 0;       ///< ... of which a near-callback took (the rest were not needed).
   std::uint64_t live_manifolds = 0;           ///< Body-chunk manifolds that exist now.
@@ -94,6 +95,15 @@ class BulletTerrain {
   /// Thread-safety: on the stepping thread, between steps' collision detection (not inside a near-callback); the
   /// searches read the terrain physics' thread-safe queries and each body's own links.
   void runContactPass(TaskRunner& tasks);
+
+  /// The chunks whose colliders the world's moving bodies will need within `seconds` and the collider cache does not
+  /// hold, for a ColliderPrefetcher (collider_prefetch.h) to build off the step's critical path: for each awake rigid
+  /// body moving at least a quarter voxel over `seconds`, its box grown by its contact threshold and swept along its
+  /// linear velocity (Space Engineers prefetches along v x 3 s), the chunks the mask index says it may touch solid in
+  /// that may own triangles. Sorted (z, y, x), each once, into `out` (cleared first): the same list for the same
+  /// world, bodies and cache. Call on the stepping thread, between steps. Errors: `seconds` not finite or negative
+  /// (kInvalidArgument).
+  Status prefetchCandidates(double seconds, std::vector<terrain::ChunkCoord>& out) const;
 
   /// The bodies whose box (grown by the contact threshold) reached beyond physics' range, 2^16 voxels from the origin
   /// (physics/README.md), when the dispatcher last ran their pair with the terrain: they get no terrain contacts until they come back.
