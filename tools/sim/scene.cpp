@@ -310,6 +310,47 @@ std::optional<terrain::EditCommand> pickCrater(const Scene& scene, std::span<con
   return terrain::EditCommand{edit};
 }
 
+std::optional<terrain::EditCommand> pickSoakEdit(const Scene& scene, std::span<const BodyState> bodies, bool fill,
+                                                 std::uint64_t& random_state) {
+  if (bodies.empty()) return std::nullopt;
+  const double s = scene.voxel_size;
+  const terrain::VoxelBox& b = scene.bounds;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const BodyState& body = bodies[std::size_t(nextRandom(random_state) % bodies.size())];
+    const double dx = uniformRandom(random_state) * 16 - 8, dz = uniformRandom(random_state) * 16 - 8;
+    const double dy = uniformRandom(random_state) * 6 - 3;
+    const double r = fill ? 1 + 1.5 * uniformRandom(random_state) : 1.5 + 1.5 * uniformRandom(random_state);
+    if (!body.finite) continue;
+    const terrain::Vec3d c{body.position[0] / s + dx, body.aabb_min[1] / s + dy, body.position[2] / s + dz};
+    const double m = kCraterMargin + r;
+    if (c.x < b.min.x + m || c.x > b.max.x - m || c.z < b.min.z + m || c.z > b.max.z - m || c.y < b.min.y + m) continue;
+    if (fill) {
+      // At least one voxel clear of every body's box. [Unit: world units]
+      const double reach = (r + 1) * s;
+      bool clear = true;
+      for (const BodyState& other : bodies) {
+        if (!other.finite) continue;
+        bool apart = false;
+        const double centre[3] = {c.x * s, c.y * s, c.z * s};
+        for (int a = 0; a < 3; ++a)
+          apart = apart || other.aabb_max[std::size_t(a)] < centre[a] - reach ||
+                  other.aabb_min[std::size_t(a)] > centre[a] + reach;
+        if (!apart) {
+          clear = false;
+          break;
+        }
+      }
+      if (!clear) continue;
+    }
+    terrain::ShapeEdit edit;
+    edit.shape = terrain::SphereShape{c, r};
+    edit.op = fill ? terrain::EditOp::kFill : terrain::EditOp::kClear;
+    edit.material = scene.bridge_material;
+    return terrain::EditCommand{edit};
+  }
+  return std::nullopt;
+}
+
 std::optional<terrain::EditCommand> pickBridge(const Scene& scene, std::span<const BodyState> bodies) {
   const double s = scene.voxel_size;
   for (const terrain::VoxelBox& box : scene.water.bridges) {

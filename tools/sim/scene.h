@@ -78,6 +78,14 @@ std::optional<terrain::EditCommand> pickCrater(const Scene& scene, std::span<con
 /// world has no river).
 std::optional<terrain::EditCommand> pickBridge(const Scene& scene, std::span<const BodyState> bodies);
 
+/// Soak edits (vtp-sim --edits-per-second): a crater (air sphere of radius 1.5 to 3) or, when `fill`, a rock sphere of
+/// radius 1 to 2.5, centred within 8 voxels across and 3 up or down of a random finite body's bottom, kept 8 voxels
+/// inside the bounds; a fill whose box grown by one voxel meets any finite body's box is tried elsewhere (up to 8
+/// tries), so no fill buries or touches a body. nullopt when no body or no clear spot was found. Draws from
+/// `random_state`.
+std::optional<terrain::EditCommand> pickSoakEdit(const Scene& scene, std::span<const BodyState> bodies, bool fill,
+                                                 std::uint64_t& random_state);
+
 /// splitmix64 step and a double in [0, 1) from it.
 std::uint64_t nextRandom(std::uint64_t& state);
 double uniformRandom(std::uint64_t& state);

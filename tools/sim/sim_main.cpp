@@ -19,6 +19,7 @@
 #include "scene.h"
 #include "sim_report.h"
 #include "sim_world.h"
+#include "soak_memory.h"
 #include "tool.h"
 #include "vtp_mode.h"
 
@@ -69,6 +70,7 @@ int toolMain(int argc, char** argv) {
   std::string seed_text = "1";
   std::size_t cache_bytes = std::size_t(64) << 20;
   bool no_sleep = false;
+  double edits_per_second = 0;
   const unsigned cores = std::thread::hardware_concurrency();
   int threads = int(std::clamp(cores == 0 ? 1u : cores, 1u, 256u));
   app.add_option("--world", world_path, "World file (.vtw); default data/worlds/default.vtw");
@@ -80,6 +82,9 @@ int toolMain(int argc, char** argv) {
                  "Threads for vtp's terrain contacts and the water forces, 1..256 (default: the machine's cores; "
                  "bullet-bvh's collision stays on one)")
       ->check(CLI::Range(1, 256));
+  app.add_option("--edits-per-second", edits_per_second,
+                 "Soak: craters and fills per second at random spots near bodies (fills clear of every body), 0..1000")
+      ->check(CLI::Range(0.0, 1000.0));
   app.add_flag("--no-sleep", no_sleep, "Keep every body awake (no deactivation)");
   app.add_option("--cache-bytes", cache_bytes, "vtp collider cache budget in bytes")->check(CLI::Range(std::size_t(1), std::size_t(1) << 40));
   app.add_option("--collision", collision, "Terrain collision: vtp, bullet-bvh or both (stepped alternately)")
@@ -92,6 +97,8 @@ int toolMain(int argc, char** argv) {
   const std::uint64_t seed = *parsed_seed;
   // CLI11's Range lets NaN by.
   if (!std::isfinite(seconds)) return fail(kToolName, "--seconds must be a finite number", kExitUsage);
+  if (!std::isfinite(edits_per_second))
+    return fail(kToolName, "--edits-per-second must be a finite number", kExitUsage);
   if (auto code = refuseUnwritable(kToolName, {{"--json", json_path}})) return *code;
 
   installBulletAllocationHook();
@@ -124,8 +131,20 @@ int toolMain(int argc, char** argv) {
   bool bridge_done = scene->water.bridges.empty();
   std::vector<vtp::terrain::EditCommand> edits;
   nlohmann::json bridge_report;  // null until the bridge is built
+  std::uint64_t soak_state = seed ^ 0x534f414b45444954ull;
+  double soak_credit = 0;  // soak edits due, in edits
+  std::uint64_t soak_edits = 0;
+  SoakMemory memory;
   for (int tick = 0; tick < ticks; ++tick) {
     edits.clear();
+    soak_credit += edits_per_second / 60.0;
+    if (soak_credit >= 1) {
+      const std::vector<BodyState> states = modes.front()->bodyStates();
+      for (; soak_credit >= 1; soak_credit -= 1) {
+        if (auto e = pickSoakEdit(scene.value(), states, soak_edits % 2 == 1, soak_state)) edits.push_back(*e);
+        ++soak_edits;
+      }
+    }
     const bool crater_due = tick > 0 && tick % kCraterEveryTicks == 0, bridge_due = !bridge_done && tick >= kBridgeTick;
     if (crater_due || bridge_due) {
       const std::vector<BodyState> states = modes.front()->bodyStates();
@@ -141,7 +160,9 @@ int toolMain(int argc, char** argv) {
     }
     for (auto& m : modes) m->tick(edits);
     if ((tick + 1) % 60 == 0) printProgress((tick + 1) / 60, modes);
+    if (tick + 1 == kSoakMarkTicks) memory.mark(modes);
   }
+  memory.end(modes);
 
   nlohmann::json report;
   report["machine"] = machineInfo();
@@ -153,6 +174,8 @@ int toolMain(int argc, char** argv) {
   report["seed"] = seed;
   report["no_sleep"] = no_sleep;
   report["threads"] = threads;
+  report["edits_per_second"] = edits_per_second;
+  report["process"] = memory.processReport();
   report["cache_bytes_budget"] = cache_bytes;
   report["collision"] = collision;
   report["scene"] = {{"bodies_over_lake", 0}, {"has_lake", scene->water.has_lake},
@@ -162,6 +185,7 @@ int toolMain(int argc, char** argv) {
   report["scene"]["bodies_over_lake"] = over_lake;
   for (auto& m : modes) {
     report[m->key()] = modeReport(*m, scene.value());
+    memory.addModeReport(*m, report[m->key()]);
     std::fprintf(stderr, "%s\n", summaryLine(m->key(), report[m->key()]).c_str());
   }
   if (report.contains("vtp") && report.contains("bullet_bvh")) {

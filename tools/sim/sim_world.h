@@ -118,7 +118,9 @@ class SimWorld {
   double timeToFirstStepMs() const { return m_first_step_ms; }
   std::vector<BodyState> bodyStates() const;
   terrain::World& world() { return *m_world; }
+  const terrain::World& world() const { return *m_world; }
   TerrainBackend& backend() { return *m_backend; }
+  const TerrainBackend& backend() const { return *m_backend; }
   const std::vector<btRigidBody*>& bodies() const { return m_bodies; }
 
   std::uint64_t contacts() const { return m_contacts; }
