@@ -200,7 +200,7 @@ TEST_CASE("PairTracker: pairs and reported changes equal brute force under rando
                     : kind == 1 ? world->clearSphere(c, r)
                                 : world->fillSphere(c, r, kWaterMaterial);
         REQUIRE(done.ok());
-        tracker.takeEditChanges(changes);
+        REQUIRE(tracker.takeEditChanges(changes).ok());
         edit_changes += changes.added.size() + changes.removed.size();
         woken_total += changes.woken.size();
         CHECK(std::is_sorted(changes.woken.begin(), changes.woken.end()));
@@ -225,13 +225,13 @@ TEST_CASE("PairTracker: pairs and reported changes equal brute force under rando
     REQUIRE(tracker.update(1, {{2.0, 0.0, 2.0}, {3.0, 1.0, 3.0}}, changes).ok());  // resting on the ground
     REQUIRE(tracker.update(2, {{2.0, 6.0, 2.0}, {3.0, 7.0, 3.0}}, changes).ok());  // hanging above it
     REQUIRE(world->setVoxel({4, 0, 2}, Voxel{2, 255}).ok());  // one voxel beside body 1's box: within reach
-    tracker.takeEditChanges(changes);
+    REQUIRE(tracker.takeEditChanges(changes).ok());
     CHECK(changes.woken == std::vector<std::uint64_t>{1});
     REQUIRE(world->setVoxel({6, 0, 2}, Voxel{2, 255}).ok());  // three voxels away from both
-    tracker.takeEditChanges(changes);
+    REQUIRE(tracker.takeEditChanges(changes).ok());
     CHECK(changes.woken.empty());
     REQUIRE(world->setVoxel({2, 4, 2}, Voxel{2, 255}).ok());  // one voxel below body 2's box
-    tracker.takeEditChanges(changes);
+    REQUIRE(tracker.takeEditChanges(changes).ok());
     CHECK(changes.woken == std::vector<std::uint64_t>{2});
   }
 

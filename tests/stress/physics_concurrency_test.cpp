@@ -76,7 +76,7 @@ TEST_CASE("broadphase: queries and pair updates run while edits rebuild the inde
           }
           if (!tracker.update(moves, changes).ok()) failed = true;
         }
-        tracker.takeEditChanges(changes);
+        REQUIRE(tracker.takeEditChanges(changes).ok());
       }
     });
     std::thread a(reader, 94, false), b(reader, 95, true);
@@ -137,14 +137,14 @@ TEST_CASE("broadphase: queries and pair updates run while edits rebuild the inde
       PairChanges changes;
       const Aabb near{{9, 1, 1}, {15, 7, 7}}, far{{40, 1, 1}, {41, 2, 2}};
       for (int step = 0; step < 5000; ++step) {
-        tracker.takeEditChanges(changes);
+        REQUIRE(tracker.takeEditChanges(changes).ok());
         apply(changes);
         if (!tracker.update(7, step % 2 ? near : far, changes).ok()) failed = true;
         apply(changes);
       }
       stop = true;
       editor.join();
-      tracker.takeEditChanges(changes);
+      REQUIRE(tracker.takeEditChanges(changes).ok());
       apply(changes);
       std::multiset<Key> truth;
       for (const auto& p : tracker.pairs(7)) truth.insert({p.body, p.chunk, p.kind});

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "support/random_world.h"
-#include "terrain/alloc_probe.h"
+#include "support/alloc_probe.h"
 #include "vtp/terrain/edit_script.h"
 #include "vtp/terrain/hash.h"
 #include "vtp/terrain/world.h"

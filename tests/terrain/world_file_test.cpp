@@ -30,7 +30,7 @@
 
 #include "support/random_world.h"
 #include "support/temp_dir.h"
-#include "terrain/alloc_probe.h"
+#include "support/alloc_probe.h"
 #include "vtp/terrain/world.h"
 #include "vtp/terrain/world_file.h"
 #include "world_format.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "support/random_world.h"
-#include "terrain/alloc_probe.h"
+#include "support/alloc_probe.h"
 #include "vtp/terrain/world.h"
 #include "vtp/terrain/world_file.h"
 

@@ -520,6 +520,11 @@ struct MaskIndex::State {
   std::atomic<const ChunkGrid*> grid{nullptr};  // the current grid, or none (the entries' range is too large)
   std::vector<std::unique_ptr<ChunkGrid>> grids;  // the current grid last, and every grid it replaced
   GridOutliers outliers;  // the entries the grid does not cover (none when there is no grid)
+  // An update could not allocate: the table and grid may not match the world until recover() rebuilds them. Set
+  // under the exclusive lock before the sequence number goes even again, so a query overlapping the failed update
+  // sees it when it checks after its answer (MaskIndex::fresh).
+  std::atomic<bool> stale{false};
+  std::uint64_t recoveries = 0;  // rebuilds after such an update (under the exclusive lock)
 
   void count(MaskTag tag, int sign) {
     if (tag == MaskTag::kMixed) mixed += std::size_t(sign);
@@ -675,11 +680,15 @@ MaskIndex::MaskIndex(terrain::World& world, MaskIndexOptions options)
 
 MaskIndex::~MaskIndex() { m_subscription.reset(); }
 
-void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
-  // Every chunk whose 10^3 box meets a changed voxel.
-  const std::vector<ChunkCoord> chunks = affectedChunks(events, 1);
-  std::vector<Voxel> box(kMaskBoxVolume);
-  {
+void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) noexcept {
+  std::vector<ChunkCoord> chunks;
+  std::vector<VoxelBox> changed;
+  bool failed = false;
+  try {
+    // Every chunk whose 10^3 box meets a changed voxel.
+    chunks = affectedChunks(events, 1);
+    for (const terrain::ChangeEvent& e : events) changed.push_back(e.changed);
+    std::vector<Voxel> box(kMaskBoxVolume);
     // Read and build first, then store with `seq` odd: fast readers retry only while the stores run.
     std::unique_lock lock(m_state->mutex);
     std::vector<std::pair<ChunkCoord, ChunkMasks>> built;
@@ -687,20 +696,82 @@ void MaskIndex::rebuild(std::span<const terrain::ChangeEvent> events) {
       if (std::optional<ChunkMasks> m = State::read(m_world, c, box)) built.emplace_back(c, *m);
     }
     m_state->beginWrite();
-    for (const auto& [c, m] : built) m_state->apply(c, m);
+    try {
+      for (const auto& [c, m] : built) m_state->apply(c, m);
+    } catch (const std::bad_alloc&) {
+      m_state->stale.store(true, std::memory_order_release);  // before the sequence number is even again
+      failed = true;
+    }
     m_state->endWrite();
+  } catch (const std::bad_alloc&) {
+    std::unique_lock lock(m_state->mutex);
+    m_state->stale.store(true, std::memory_order_release);
+    failed = true;
   }
   // Then the listeners (pair trackers re-evaluate their bodies): they query the index, so after the exclusive lock.
-  std::vector<VoxelBox> changed;
-  for (const terrain::ChangeEvent& e : events) changed.push_back(e.changed);
-  m_listeners->notify(IndexUpdate{chunks, changed});
+  m_listeners->notify(IndexUpdate{chunks, changed, failed});
+}
+
+Status MaskIndex::recover() const {
+  State& s = *m_state;
+  std::unique_lock lock(s.mutex);
+  if (!s.stale.load(std::memory_order_relaxed)) return {};
+  try {
+    // Every chunk that may hold something, and every entry the table has (some may have to go): read, built and
+    // stored again, and a fresh grid.
+    std::vector<ChunkCoord> chunks = candidateChunks(m_world);
+    s.table.forEach([&](const MaskTable::Slot& slot) { chunks.push_back(slot.key); });
+    std::sort(chunks.begin(), chunks.end());
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    std::vector<Voxel> box(kMaskBoxVolume);
+    std::vector<std::pair<ChunkCoord, ChunkMasks>> built;
+    for (ChunkCoord c : chunks) {
+      std::optional<ChunkMasks> m = State::read(m_world, c, box);
+      built.emplace_back(c, m ? *m : ChunkMasks{});  // unreadable: no entry
+    }
+    s.beginWrite();
+    try {
+      for (const auto& [c, m] : built) s.apply(c, m);
+      s.makeGrid(true);
+      s.stale.store(false, std::memory_order_release);
+      ++s.recoveries;
+    } catch (const std::bad_alloc&) {
+    }
+    s.endWrite();
+  } catch (const std::bad_alloc&) {
+  }
+  if (s.stale.load(std::memory_order_relaxed))
+    return Error{ErrorCode::kOutOfMemory, "MaskIndex: out of memory rebuilding after an update that could not allocate", {}};
+  return {};
 }
 
 terrain::Subscription MaskIndex::subscribe(std::function<void(const IndexUpdate&)> listener) {
   return m_listeners->subscribe(std::move(listener));
 }
 
+template <class Answer>
+Status MaskIndex::fresh(Answer&& answer) const {
+  for (;;) {
+    if (m_state->stale.load(std::memory_order_acquire))
+      if (Status s = recover(); !s) return s;
+    Status s = answer();
+    if (!m_state->stale.load(std::memory_order_acquire)) return s;
+  }
+}
+
 Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
+  Status s = fresh([&] { return queryNow(box, out); });
+  if (!s) out.clear();
+  return s;
+}
+
+Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
+  Status s = fresh([&] { return queryNow(boxes, out); });
+  if (!s) out.m_ends.clear();
+  return s;
+}
+
+Status MaskIndex::queryNow(const Aabb& box, std::vector<ChunkTouch>& out) const {
   out.clear();
   VoxelSpan span;
   if (!voxelSpan(box, m_voxel_size, m_voxel_reciprocal, span)) {
@@ -745,7 +816,7 @@ Status MaskIndex::query(const Aabb& box, std::vector<ChunkTouch>& out) const {
   return {};
 }
 
-Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
+Status MaskIndex::queryNow(std::span<const Aabb> boxes, TouchBatch& out) const {
   out.m_ends.resize(boxes.size());
   std::vector<ChunkTouch>& one = out.m_one;  // a box the small walk leaves
   std::size_t done = 0, used = 0;
@@ -763,7 +834,7 @@ Status MaskIndex::query(std::span<const Aabb> boxes, TouchBatch& out) const {
     if (done == boxes.size() || (grid && walked == n)) continue;
     // Box `done` is invalid or larger, reaches off the grid beside which entries lie, or there is no grid: query()
     // alone.
-    if (Status s = query(boxes[done], one); !s) {
+    if (Status s = queryNow(boxes[done], one); !s) {
       out.m_ends.clear();
       return inBatch(s.error(), done);
     }
@@ -844,8 +915,13 @@ bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
       owns = k >= 0 && cellOwnsTriangles(m_state->outliers.cell(k));
     }
   };
-  if (m_state->readGrid(look)) return owns;
-  return ownsTriangles(masks(chunk));
+  // A stale index that cannot recover answers "maybe": the collider decides.
+  if (!fresh([&] {
+        if (!m_state->readGrid(look)) owns = ownsTriangles(masks(chunk));
+        return Status{};
+      }))
+    return true;
+  return owns;
 }
 
 bool MaskIndex::mayHoldWater(ChunkCoord chunk) const {
@@ -858,8 +934,13 @@ bool MaskIndex::mayHoldWater(ChunkCoord chunk) const {
       wet = k >= 0 && cellHoldsWater(m_state->outliers.cell(k));
     }
   };
-  if (m_state->readGrid(look)) return wet;
-  return holdsWater(masks(chunk));
+  // A stale index that cannot recover answers "maybe": the water voxels decide.
+  if (!fresh([&] {
+        if (!m_state->readGrid(look)) wet = holdsWater(masks(chunk));
+        return Status{};
+      }))
+    return true;
+  return wet;
 }
 
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
@@ -881,6 +962,7 @@ MaskIndexStats MaskIndex::stats() const {
   for (const auto& g : m_state->grids) s.index_bytes += g->cellCount() * sizeof(ChunkGrid::Cell);
   s.lock_free = m_state->grid.load(std::memory_order_relaxed) != nullptr;
   s.beside_grid = std::size_t(m_state->outliers.count());
+  s.recoveries = m_state->recoveries;
   return s;
 }
 

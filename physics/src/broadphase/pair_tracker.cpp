@@ -33,8 +33,40 @@ PairTracker::PairTracker(MaskIndex& index)
 PairTracker::~PairTracker() { m_subscription.reset(); }
 
 void PairTracker::requery(Body& body) {
-  if (!m_index.query(body.box, m_scratch).ok()) m_scratch.clear();  // boxes are validated on entry; never fails
+  // Boxes are validated on entry: only an index out of memory fails, and then every body is re-evaluated later.
+  if (!m_index.query(body.box, m_scratch).ok()) {
+    m_stale = true;
+    return;
+  }
   setTouches(body, m_scratch);
+}
+
+Status PairTracker::recoverLocked() {
+  if (!m_stale) return {};
+  try {
+    std::vector<std::uint64_t> ids;
+    ids.reserve(m_bodies.size());
+    for (const auto& [id, body] : m_bodies) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    for (const std::uint64_t id : ids) {
+      Body& body = *m_bodies[id];
+      if (Status s = m_index.query(body.box, m_scratch); !s) return s;
+      setTouches(body, m_scratch);
+      body.queried = false;
+      if (body.touches != body.reported && !body.unreported) {
+        body.unreported = true;
+        m_unreported.push_back(id);
+      }
+    }
+    // The edits whose changes were lost may have woken any body.
+    m_woken.insert(m_woken.end(), ids.begin(), ids.end());
+    std::sort(m_woken.begin(), m_woken.end());
+    m_woken.erase(std::unique(m_woken.begin(), m_woken.end()), m_woken.end());
+  } catch (const std::bad_alloc&) {
+    return Error{ErrorCode::kOutOfMemory, "PairTracker: out of memory re-evaluating the bodies after an edit", {}};
+  }
+  m_stale = false;
+  return {};
 }
 
 void PairTracker::setTouches(Body& body, std::span<const ChunkTouch> touches) {
@@ -78,6 +110,7 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
       queryRange(box, m_index.voxelSize(), m_index.voxelReciprocal(), "PairTracker::update");
   if (!range) return range.error();
   std::lock_guard lock(m_mutex);
+  if (Status s = recoverLocked(); !s) return s;
   Body& body = bodyOf(id);
   body.box = box;
   // The same voxels as last time: the index answers as it did (edits since re-queried the body), so when nothing is
@@ -86,6 +119,10 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
   body.range = *range;
   body.queried = true;
   requery(body);
+  if (m_stale) {  // the index could not answer
+    body.queried = false;
+    return Error{ErrorCode::kOutOfMemory, "PairTracker::update: the mask index is out of memory", {}};
+  }
   report(id, body, changes);
   return {};
 }
@@ -99,6 +136,7 @@ Status PairTracker::update(std::span<const BodyBox> bodies, PairChanges& changes
     if (!range) return inBatch(range.error(), i);
   }
   std::lock_guard lock(m_mutex);
+  if (Status s = recoverLocked(); !s) return s;
   // Each id's last entry, in the order of those entries: sorted by (id, position), the last of each id kept.
   std::vector<std::size_t>& last = m_last;
   last.resize(bodies.size());
@@ -145,9 +183,10 @@ void PairTracker::remove(std::uint64_t id, PairChanges& changes) {
   m_bodies.erase(it);
 }
 
-void PairTracker::takeEditChanges(PairChanges& changes) {
+Status PairTracker::takeEditChanges(PairChanges& changes) {
   changes.clear();
   std::lock_guard lock(m_mutex);
+  if (Status s = recoverLocked(); !s) return s;
   std::sort(m_unreported.begin(), m_unreported.end());
   m_unreported.erase(std::unique(m_unreported.begin(), m_unreported.end()), m_unreported.end());
   for (const std::uint64_t id : m_unreported) {
@@ -156,6 +195,7 @@ void PairTracker::takeEditChanges(PairChanges& changes) {
   }
   m_unreported.clear();
   std::swap(changes.woken, m_woken);
+  return {};
 }
 
 std::vector<Pair> PairTracker::pairs(std::uint64_t id) const {
@@ -175,9 +215,21 @@ std::size_t PairTracker::bodyCount() const {
   return m_bodies.size();
 }
 
-void PairTracker::indexRebuilt(const IndexUpdate& update) {
-  const double vs = m_index.voxelSize();
+void PairTracker::indexRebuilt(const IndexUpdate& update) noexcept {
   std::lock_guard lock(m_mutex);
+  if (update.out_of_memory) {
+    m_stale = true;  // the update's chunks may be incomplete: every body is re-evaluated on the next call
+    return;
+  }
+  try {
+    reevaluate(update);
+  } catch (const std::bad_alloc&) {
+    m_stale = true;
+  }
+}
+
+void PairTracker::reevaluate(const IndexUpdate& update) {
+  const double vs = m_index.voxelSize();
   // Bodies in id order, so the queued changes do not depend on the hash map's layout.
   std::vector<std::uint64_t> ids;
   ids.reserve(m_bodies.size());

@@ -58,7 +58,7 @@ void BulletTerrainState::apply(const PairChanges& c) {
 }
 
 std::size_t BulletTerrainState::drainEdits() {
-  tracker.takeEditChanges(changes);
+  if (!tracker.takeEditChanges(changes)) return 0;  // out of memory: the edits' changes wait for the next call
   apply(changes);
   std::size_t woken = 0;
   for (const std::uint64_t id : changes.woken) {

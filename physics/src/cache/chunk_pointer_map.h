@@ -59,6 +59,12 @@ class ChunkPointerMap {
     }
     return most;
   }
+  /// Some entry's value, or nullptr when empty (for emptying the map one erase at a time, allocating nothing).
+  T* any() const {
+    for (const Slot& s : m_slots)
+      if (s.value != nullptr) return s.value;
+    return nullptr;
+  }
   /// Calls fn(key, value) for every entry.
   template <class Fn>
   void forEach(Fn&& fn) const {

@@ -62,7 +62,7 @@ struct ColliderCache::State {
   // The part of `bytes` held by entries out of the maps but not yet freed (dropped while pinned), for validate().
   std::atomic<std::size_t> dropped_bytes{0};
   std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, upgrades{0}, evictions{0}, invalidations{0},
-      overflow_builds{0}, stale_builds{0};
+      overflow_builds{0}, stale_builds{0}, out_of_memory_drops{0};
   // Exact LRU, kept lazily: every entry sits under the stamp of its last use as of its last visit here; a hit only
   // stores last_use. The front entry is the least recently used once its stamp equals its last_use (every other
   // entry's last_use is at least its own stamp, which is at least the front's); otherwise it is re-filed.
@@ -278,28 +278,53 @@ Result<ColliderCache::Pin> ColliderCache::acquire(ChunkCoord chunk, ColliderUse 
   return Pin(this, fresh, true);
 }
 
-void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) {
+void ColliderCache::invalidate(std::span<const terrain::ChangeEvent> events) noexcept {
   State& s = *m_state;
-  const std::vector<ChunkCoord> chunks = affectedChunks(events, mesher::kWideApron);
-  std::vector<Entry*> dropped;
+  std::vector<ChunkCoord> chunks;
+  try {
+    chunks = affectedChunks(events, mesher::kWideApron);
+  } catch (const std::bad_alloc&) {
+    // Which colliders the edit changed is not known: drop them all (which allocates nothing), so none is stale.
+    s.out_of_memory_drops.fetch_add(1, std::memory_order_relaxed);
+    for (State::Shard& shard : s.shards) {
+      for (;;) {
+        Entry* e = nullptr;
+        {
+          std::lock_guard lock(shard.mutex);
+          ++shard.generation;
+          e = shard.map.any();
+          if (e == nullptr) break;
+          shard.map.erase(e->chunk);
+        }
+        drop(e);
+      }
+    }
+    return;
+  }
   for (const ChunkCoord c : chunks) {
     State::Shard& shard = s.shardOf(c);
-    std::lock_guard lock(shard.mutex);
-    ++shard.generation;
-    if (Entry* e = shard.map.find(c); e != nullptr) {
-      dropped.push_back(e);
+    Entry* e = nullptr;
+    {
+      std::lock_guard lock(shard.mutex);
+      ++shard.generation;
+      e = shard.map.find(c);
+      if (e == nullptr) continue;
       shard.map.erase(c);
-      s.dropped_bytes.fetch_add(e->bytes, std::memory_order_relaxed);
     }
+    drop(e);
   }
-  if (dropped.empty()) return;
+}
+
+void ColliderCache::drop(Entry* e) noexcept {
+  State& s = *m_state;
+  s.dropped_bytes.fetch_add(e->bytes, std::memory_order_relaxed);
   {
     std::lock_guard eviction(s.eviction_mutex);
-    for (Entry* e : dropped) s.unlist(e);
+    s.unlist(e);
   }
-  s.entries.fetch_sub(dropped.size(), std::memory_order_relaxed);
-  s.invalidations.fetch_add(dropped.size(), std::memory_order_relaxed);
-  for (Entry* e : dropped) release(e);  // freed now, or by its last pin
+  s.entries.fetch_sub(1, std::memory_order_relaxed);
+  s.invalidations.fetch_add(1, std::memory_order_relaxed);
+  release(e);  // freed now, or by its last pin
 }
 
 ColliderCacheStats ColliderCache::stats() const {
@@ -315,6 +340,7 @@ ColliderCacheStats ColliderCache::stats() const {
   out.invalidations = s.invalidations.load();
   out.overflow_builds = s.overflow_builds.load();
   out.stale_builds = s.stale_builds.load();
+  out.out_of_memory_drops = s.out_of_memory_drops.load();
   return out;
 }
 

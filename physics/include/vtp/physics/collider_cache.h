@@ -46,6 +46,8 @@ struct ColliderCacheStats {
   std::uint64_t invalidations = 0;  ///< Dropped because an edit changed their chunk.
   std::uint64_t overflow_builds = 0;  ///< Built but not inserted: no room could be made.
   std::uint64_t stale_builds = 0;   ///< Built but not inserted: an edit landed during the build.
+  /// Edits whose invalidation could not allocate, so every collider was dropped instead (never one left stale).
+  std::uint64_t out_of_memory_drops = 0;
 };
 
 class ColliderCache {
@@ -109,7 +111,10 @@ class ColliderCache {
   struct State;
   ColliderCache(terrain::World& world, ColliderCacheOptions options);
   static Result<std::unique_ptr<ColliderCache>> createChecked(terrain::World& world, ColliderCacheOptions options);
-  void invalidate(std::span<const terrain::ChangeEvent> events);
+  // The world's listener: drops the colliders of the chunks the edit changed (all of them when it cannot allocate).
+  void invalidate(std::span<const terrain::ChangeEvent> events) noexcept;
+  // Takes an entry just erased from its shard's map off the LRU order and releases the cache's reference.
+  void drop(Entry* entry) noexcept;
   void release(Entry* entry) noexcept;
 
   terrain::World& m_world;

@@ -65,6 +65,9 @@ class TouchBatch {
 struct IndexUpdate {
   std::span<const terrain::ChunkCoord> chunks;
   std::span<const terrain::VoxelBox> changed;
+  /// The update could not allocate: the index is stale (its next query rebuilds it, or returns kOutOfMemory) and
+  /// `chunks` may be incomplete, so a listener should re-evaluate everything it derived from the index.
+  bool out_of_memory = false;
 };
 
 struct MaskIndexOptions {
@@ -84,6 +87,7 @@ struct MaskIndexStats {
   /// over a huge range in many places): queries then take the shared lock.
   bool lock_free = false;
   std::size_t beside_grid = 0;  ///< Entries off the grid, in the table beside it.
+  std::uint64_t recoveries = 0;  ///< Whole rebuilds after an edit's update could not allocate (MaskIndex::query).
 };
 
 class MaskIndex {
@@ -96,7 +100,9 @@ class MaskIndex {
   MaskIndex& operator=(const MaskIndex&) = delete;
 
   /// The chunks `box` may touch solid or water in, each once, in (z, y, x) order, into `out` (cleared first; reuse it
-  /// to avoid allocation). The box is grown by one voxel (the mesher's spill bound) and mapped to the voxels whose
+  /// to avoid allocation). After an edit whose update could not allocate, the first query rebuilds the whole index
+  /// (kOutOfMemory, `out` empty, when that cannot allocate either: the index stays stale and the next query tries
+  /// again); mayOwnTriangles and mayHoldWater then answer true. The box is grown by one voxel (the mesher's spill bound) and mapped to the voxels whose
   /// centres lie inside it; a chunk is listed when a dilated mask bit of one of those voxels is set, or it is FULL.
   /// Errors: a non-finite coordinate or min > max on an axis (kInvalidArgument); a coordinate at or beyond 2^16 voxels
   /// from the origin (kOutOfRange: physics answers within |x| < 2^16 voxels, physics/README.md); `out` is then empty.
@@ -144,7 +150,18 @@ class MaskIndex {
   MaskIndex(terrain::World& world, MaskIndexOptions options);
   // create() after the CPU check (x86-64-v3 code).
   static Result<std::unique_ptr<MaskIndex>> createChecked(terrain::World& world, MaskIndexOptions options);
-  void rebuild(std::span<const terrain::ChangeEvent> events);
+  // The world's listener: rebuilds the masks of the chunks the edit changed; an update that cannot allocate marks the
+  // index stale instead (recover()).
+  void rebuild(std::span<const terrain::ChangeEvent> events) noexcept;
+  // After an update that could not allocate: every candidate chunk read and stored again, under the exclusive lock.
+  // kOutOfMemory (still stale) when that cannot allocate either.
+  Status recover() const;
+  // `answer` (a query) on an index that is not stale: recovered first when it is, and answered again when an update
+  // failed while it ran. Returns what `answer` returns, or recover()'s error.
+  template <class Answer>
+  Status fresh(Answer&& answer) const;
+  Status queryNow(const Aabb& box, std::vector<ChunkTouch>& out) const;
+  Status queryNow(std::span<const Aabb> boxes, TouchBatch& out) const;
 
   terrain::World& m_world;
   MaskIndexOptions m_options;

@@ -54,6 +54,10 @@ struct BodyBox {
 /// Tracks pairs over one MaskIndex. Thread-safety: all members may be called from any thread; an edit on the world
 /// re-evaluates the affected bodies from inside the edit call (before it returns), and their changes wait for
 /// takeEditChanges() or each body's next update(). Must be destroyed before its MaskIndex.
+///
+/// Out of memory: when an edit's re-evaluation (or the index's update) cannot allocate, the tracker is marked stale and
+/// the next update() or takeEditChanges() re-evaluates every body (and reports every body woken); when that cannot
+/// allocate either, it returns kOutOfMemory, changes nothing it reported, and the next call tries again.
 class PairTracker {
  public:
   explicit PairTracker(MaskIndex& index);
@@ -78,7 +82,8 @@ class PairTracker {
 
   /// Reports into `changes` (cleared first) what edits changed for bodies not reported since (by this call or their
   /// update()), and the bodies edits woke since the last call.
-  void takeEditChanges(PairChanges& changes);
+  /// Errors: kOutOfMemory (nothing reported; try again), see below.
+  Status takeEditChanges(PairChanges& changes);
 
   /// The body's current pairs, sorted; empty for an unknown id. They may be ahead of what the calls above reported
   /// (an edit's changes wait for takeEditChanges() or the body's next update()).
@@ -88,9 +93,14 @@ class PairTracker {
 
  private:
   struct Body;
-  // The index's listener: re-evaluates the bodies the update's chunks may change, inside the edit call.
-  void indexRebuilt(const IndexUpdate& update);
-  // Re-queries one body's touches. Caller holds m_mutex (so do the two below).
+  // The index's listener: re-evaluates the bodies the update's chunks may change, inside the edit call; marks the
+  // tracker stale when it cannot allocate.
+  void indexRebuilt(const IndexUpdate& update) noexcept;
+  void reevaluate(const IndexUpdate& update);
+  // When stale: every body re-queried, listed unreported where its touches changed, and woken. Caller holds m_mutex.
+  Status recoverLocked();
+  // Re-queries one body's touches (marking the tracker stale when the index cannot answer). Caller holds m_mutex (so
+  // do the two below).
   void requery(Body& body);
   // Sets the body's touches from `touches` (a query's answer for its box).
   void setTouches(Body& body, std::span<const ChunkTouch> touches);
@@ -104,6 +114,7 @@ class PairTracker {
   std::unordered_map<std::uint64_t, std::unique_ptr<Body>> m_bodies;
   std::vector<std::uint64_t> m_unreported;  // bodies an edit changed since they were last reported
   std::vector<std::uint64_t> m_woken;       // bodies edits woke since the last takeEditChanges
+  bool m_stale = false;                     // an edit's re-evaluation could not allocate (recoverLocked)
   std::vector<ChunkTouch> m_scratch;                                 // query results, reused
   std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
   std::vector<std::size_t> m_last;                                   // its entries that count, reused

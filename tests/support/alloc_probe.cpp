@@ -1,6 +1,6 @@
 // The terrain tests' operator new (alloc_probe.h). noinline keeps GCC from pairing an inlined free() with a visible
 // new-expression (a -Wmismatched-new-delete false positive).
-#include "terrain/alloc_probe.h"
+#include "support/alloc_probe.h"
 
 #include <cstdlib>
 #include <new>

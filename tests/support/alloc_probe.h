@@ -1,8 +1,8 @@
 #pragma once
-// The terrain tests' replacement of the global operator new (alloc_probe.cpp), so a test can see how large the
-// allocations of a call are and make one fail, as a process memory limit would. Replacing these is allowed
-// ([replacement.functions]); every form that could pair with the replaced deletes is replaced, so the sanitizers see
-// matching malloc/free.
+// The tests' replacement of the global operator new (alloc_probe.cpp, linked into the terrain and the physics
+// tests), so a test can see how large the allocations of a call are and make one fail, as a process memory limit
+// would. Replacing these is allowed ([replacement.functions]); every form that could pair with the replaced deletes is
+// replaced, so the sanitizers see matching malloc/free.
 
 #include <atomic>
 #include <cstddef>
