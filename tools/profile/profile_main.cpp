@@ -12,6 +12,7 @@
 #include "chunk_report.h"
 #include "cli.h"
 #include "collider_bench.h"
+#include "contact_bench.h"
 #include "mask_bench.h"
 #include "mesh_bench.h"
 #include "report.h"
@@ -39,9 +40,9 @@ int toolMain(int argc, char** argv) {
                  "and the water's bodies, 0 .. 2^64-1 (default 1)");
   app.add_option("--sections", sections,
                  "Measure only these sections, comma-separated (default: all): terrain, mesh, masks, colliders (with "
-                 "ratios, mismatches and cache), water")
+                 "ratios, mismatches and cache), water, contacts")
       ->delimiter(',')
-      ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders", "water"}));
+      ->check(CLI::IsMember({"terrain", "mesh", "masks", "colliders", "water", "contacts"}));
   if (auto code = parseArgs(app, argc, argv)) return *code;
   if (auto code = refuseSharedPaths(kToolName, {{"WORLD", world_path}},
                                     {{"--json", json_path}, {"--csv", csv_path}, {"--html", html_path}})) {
@@ -88,6 +89,11 @@ int toolMain(int argc, char** argv) {
     auto water = benchWater(world_path, seed);
     if (!water) return fail(kToolName, water.error());
     report["water"] = water.value();
+  }
+  if (wanted("contacts")) {
+    auto contacts = benchContacts(world_path, seed);
+    if (!contacts) return fail(kToolName, contacts.error());
+    report["contacts"] = contacts.value();
   }
   // A progress bar on stderr when it is a terminal.
   Progress progress;

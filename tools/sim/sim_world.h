@@ -42,6 +42,7 @@ struct BackendCounters {
   std::uint64_t gjk_calls = 0;        ///< Per-triangle GJK runs against the terrain since open.
   std::uint64_t colliders_built = 0;  ///< vtp: chunk colliders built; Bullet: chunk BVHs built (initial + rebuilds).
   std::size_t cache_bytes = 0;        ///< vtp: bytes in the collider cache; Bullet: bytes of all chunk BVHs + meshes.
+  std::size_t index_bytes = 0;        ///< vtp: the mask index's bytes (masks, table, grids); Bullet: 0.
   std::uint64_t bodies_outside_range = 0;  ///< vtp: bodies beyond physics' range (BulletTerrain::bodiesOutsideRange).
   /// vtp: colliders built inside steps after the first simulated second (the step's own searches), and colliders
   /// its background prefetcher built.

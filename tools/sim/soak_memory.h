@@ -24,16 +24,19 @@ class SoakMemory {
   void mark(const std::vector<std::unique_ptr<SimWorld>>& modes) { m_at_120s = sample(modes); }
   /// Samples at the end of the run.
   void end(const std::vector<std::unique_ptr<SimWorld>>& modes) { m_end = sample(modes); }
-  /// The report's `process` section: rss_bytes_at_120s (null when the run was shorter) and rss_bytes_end. [Unit: byte]
+  /// The report's `process` section: rss_bytes_at_120s (null when the run was shorter) and rss_bytes_end, and the
+  /// same of heap_in_use_bytes (what of the resident set the heap's blocks take). [Unit: byte]
   nlohmann::json processReport() const;
-  /// Adds world_memory_bytes_{at_120s,end} and cache_bytes_{at_120s,end} to the section of `mode`. [Unit: byte]
+  /// Adds world_memory_bytes_{at_120s,end}, cache_bytes_{at_120s,end}, index_bytes_{at_120s,end} (the mask index)
+  /// and collision_live_bytes_{at_120s,end} (every block the mode's terrain collision holds, alloc_hook.h) to the
+  /// section of `mode`. [Unit: byte]
   void addModeReport(const SimWorld& mode, nlohmann::json& section) const;
 
  private:
   struct Sample {
-    std::size_t rss = 0;
+    std::size_t rss = 0, heap = 0;
     std::vector<std::string> keys;
-    std::vector<std::size_t> world, cache;  // per mode, in `keys` order
+    std::vector<std::size_t> world, cache, index, collision;  // per mode, in `keys` order
   };
   static Sample sample(const std::vector<std::unique_ptr<SimWorld>>& modes);
   std::optional<Sample> m_at_120s, m_end;
@@ -41,5 +44,7 @@ class SoakMemory {
 
 /// The process's resident set size from /proc/self/statm; 0 where it cannot be read. [Unit: byte]
 std::size_t residentBytes();
+/// Bytes the C heap has handed out and not taken back (glibc's mallinfo2: in use, not free or cached). [Unit: byte]
+std::size_t heapInUseBytes();
 
 }  // namespace vtp::tools::sim

@@ -85,6 +85,8 @@ class VtpBackend final : public TerrainBackend {
     c.colliders_built_in_step = stats.colliders_built - std::min(stats.colliders_built, m_built_first_second);
     c.colliders_prefetched = m_prefetcher->stats().built;
     c.cache_bytes = cache.bytes;
+    const physics::MaskIndexStats index = m_physics->masks().stats();
+    c.index_bytes = index.mask_bytes + index.index_bytes;
     c.details.insert(c.details.end(), {{"cache_hits", cache.hits},
                                        {"cache_misses", cache.misses},
                                        {"cache_evictions", cache.evictions},

@@ -20,12 +20,13 @@ int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransfo
                                     const std::array<double, 3>& min, const std::array<double, 3>& max,
                                     terrain::ChunkCoord chunk, btScalar threshold, ContactScratch& work,
                                     ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept) {
+  const btVector3& o = pose.getOrigin();
+  const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
+  if (chunkBeyondReach(convex, pose.getBasis(), position, chunk, physics.voxelSize(), double(threshold))) return 0;
   if (!physics.masks().mayOwnTriangles(chunk)) return 0;  // a chunk all solid (around a buried body) owns none
   auto pin = physics.colliders().acquire(chunk);
   if (!pin) return -1;
   counters.colliders_built += pin->built() ? 1 : 0;
-  const btVector3& o = pose.getOrigin();
-  const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
   return chunkManifold(*pin.value(), convex, pose.getBasis(), position, chunk, min, max, physics.voxelSize(), threshold,
                        options.one_sided, work, counters, kept);
 }

@@ -9,6 +9,7 @@
 #include <BulletCollision/CollisionShapes/btSphereShape.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "vtp/terrain/assert.h"
 
@@ -27,6 +28,54 @@ void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std
     min[std::size_t(a)] = position[std::size_t(a)] + double(lo[a]) - grow;
     max[std::size_t(a)] = position[std::size_t(a)] + double(hi[a]) + grow;
   }
+}
+
+bool chunkBeyondReach(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                      terrain::ChunkCoord chunk, double voxel_size, double threshold) {
+  // The box the chunk's triangles lie in, a little larger than the spill. [Unit: world units]
+  const std::array<double, 3> origin = chunkOriginWorld(chunk, voxel_size);
+  const double spill = 1.001 * voxel_size, side = double(terrain::kChunkSize) * voxel_size;
+  auto distanceTo = [&](const std::array<double, 3>& p) {
+    double d2 = 0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double lo = origin[a] - spill, hi = origin[a] + side + spill;
+      const double d = p[a] < lo ? lo - p[a] : p[a] > hi ? p[a] - hi : 0;
+      d2 += d * d;
+    }
+    return std::sqrt(d2);
+  };
+  const int type = shape.getShapeType();
+  if (type == SPHERE_SHAPE_PROXYTYPE) {
+    const double radius = static_cast<const btSphereShape&>(shape).getRadius();
+    return distanceTo(position) > radius + threshold;
+  }
+  if (type == CAPSULE_SHAPE_PROXYTYPE) {
+    // The distance from the box to the capsule's segment: convex along the segment, so a ternary search finds its
+    // least; 40 halvings of a thirds-interval leave under 1e-7 of the length, which the slack below covers.
+    const auto& capsule = static_cast<const btCapsuleShape&>(shape);
+    const btVector3 axis = basis.getColumn(capsule.getUpAxis()) * capsule.getHalfHeight();
+    const std::array<double, 3> a{position[0] - axis.x(), position[1] - axis.y(), position[2] - axis.z()};
+    const std::array<double, 3> d{2.0 * axis.x(), 2.0 * axis.y(), 2.0 * axis.z()};
+    auto at = [&](double t) { return distanceTo({a[0] + d[0] * t, a[1] + d[1] * t, a[2] + d[2] * t}); };
+    double lo = 0, hi = 1;
+    for (int i = 0; i < 40; ++i) {
+      const double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
+      if (at(m1) < at(m2)) {
+        hi = m2;
+      } else {
+        lo = m1;
+      }
+    }
+    const double length = 2.0 * double(capsule.getHalfHeight());
+    return at(0.5 * (lo + hi)) - 1e-6 * length > double(capsule.getRadius()) + threshold;
+  }
+  // Any other shape: the sphere around its bounding box.
+  btVector3 lo, hi;
+  shape.getAabb(btTransform(basis), lo, hi);
+  const btVector3 centre = (lo + hi) * btScalar(0.5);
+  const double radius = double((hi - lo).length()) * 0.5;
+  return distanceTo({position[0] + double(centre.x()), position[1] + double(centre.y()), position[2] + double(centre.z())}) >
+         radius + threshold;
 }
 
 ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,

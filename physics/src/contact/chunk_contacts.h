@@ -45,6 +45,14 @@ std::array<double, 3> chunkOriginWorld(terrain::ChunkCoord chunk, double voxel_s
 void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
                  double grow, std::array<double, 3>& min, std::array<double, 3>& max);
 
+/// Whether no triangle `chunk` owns can come within `threshold` of `shape` (local frame `basis` at world `position`):
+/// the chunk's triangles lie in its box grown by the mesher's one-voxel spill, and the shape's core (a sphere's centre,
+/// a capsule's segment, else the centre of its bounding box) lies farther from that box than the shape's reach from
+/// its core plus the threshold. A rejection only (never true where a contact could be), so a body larger than a few
+/// chunks searches only the chunks its surface reaches, not every chunk of its box.
+bool chunkBeyondReach(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
+                      terrain::ChunkCoord chunk, double voxel_size, double threshold);
+
 /// `shape` (a btConvexShape with its local frame `basis` at world position `position`) placed in `chunk`'s frame,
 /// with the specialised sphere and capsule data filled in.
 ShapeInChunk placeInChunk(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,

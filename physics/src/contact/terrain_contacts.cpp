@@ -41,6 +41,7 @@ Status TerrainPhysics::contacts(const ConvexShape& shape, const Pose& pose, std:
   const auto& materials = m_world.materials();
   for (const ChunkTouch& touch : touches) {
     if (!touch.solid || touch.tag != MaskTag::kMixed) continue;
+    if (chunkBeyondReach(*bt, basis, pose.position.array(), touch.chunk, m_voxel_size, options.contact_distance)) continue;
     auto pin = m_colliders->acquire(touch.chunk);
     if (!pin) {
       out.clear();
