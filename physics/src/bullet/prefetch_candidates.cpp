@@ -32,10 +32,13 @@ Status BulletTerrain::prefetchCandidates(double seconds, std::vector<terrain::Ch
     std::vector<ChunkTouch>& touches = s.prefetch_touches;
     if (!s.physics.masks().query(box, touches)) continue;  // beyond physics' range or not finite: nothing to build
     for (const ChunkTouch& t : touches)
-      if (t.solid && t.tag == MaskTag::kMixed && !s.physics.colliders().holds(t.chunk)) out.push_back(t.chunk);
+      if (t.solid && t.tag == MaskTag::kMixed) out.push_back(t.chunk);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+  // Each chunk asked of the cache once.
+  out.erase(std::remove_if(out.begin(), out.end(), [&](terrain::ChunkCoord c) { return s.physics.colliders().holds(c); }),
+            out.end());
   return {};
 }
 

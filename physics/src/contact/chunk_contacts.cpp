@@ -44,10 +44,27 @@ bool chunkBeyondReach(const btConvexShape& shape, const btMatrix3x3& basis, cons
     }
     return std::sqrt(d2);
   };
+  // A body within a chunk's size: the mask query's chunks are already those its box reaches; not worth a test.
+  const double small = double(terrain::kChunkSize) * voxel_size;
   const int type = shape.getShapeType();
   if (type == SPHERE_SHAPE_PROXYTYPE) {
     const double radius = static_cast<const btSphereShape&>(shape).getRadius();
+    if (radius < small) return false;
     return distanceTo(position) > radius + threshold;
+  }
+  if (type == BOX_SHAPE_PROXYTYPE &&
+      double(static_cast<const btBoxShape&>(shape).getHalfExtentsWithMargin().length()) < small)
+    return false;
+  if (type == CAPSULE_SHAPE_PROXYTYPE &&
+      double(static_cast<const btCapsuleShape&>(shape).getHalfHeight() +
+             static_cast<const btCapsuleShape&>(shape).getRadius()) < small)
+    return false;
+  if (type == CONVEX_HULL_SHAPE_PROXYTYPE) {
+    // The hull's points (a dozen, usually) bound it.
+    const auto& hull = static_cast<const btConvexHullShape&>(shape);
+    btScalar far2 = 0;
+    for (int k = 0; k < hull.getNumPoints(); ++k) far2 = std::max(far2, hull.getScaledPoint(k).length2());
+    if (double(std::sqrt(far2) + hull.getMargin()) < 0.5 * small) return false;
   }
   if (type == CAPSULE_SHAPE_PROXYTYPE) {
     // The distance from the box to the capsule's segment: convex along the segment, so a ternary search finds its
