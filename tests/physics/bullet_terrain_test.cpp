@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/bullet_world.h"
 #include "support/random_world.h"
 #include "support/standard_worlds.h"
 #include "support/terrain_physics_support.h"
@@ -24,45 +25,19 @@ namespace {
 
 constexpr btScalar kStep = btScalar(1.0 / 60.0);
 
-// A Bullet world with the terrain of `world` attached, and bodies it owns.
-struct Scene {
+// The physics of a scene's world, made before its Bullet world (a base constructed first).
+struct ScenePhysics {
   std::unique_ptr<TerrainPhysics> physics;
-  btDefaultCollisionConfiguration config;
-  btCollisionDispatcher dispatcher{&config};
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver solver;
-  btDiscreteDynamicsWorld dynamics{&dispatcher, &broadphase, &solver, &config};
-  std::unique_ptr<BulletTerrain> terrain;
-  std::vector<std::unique_ptr<btCollisionShape>> shapes;
-  std::vector<std::unique_ptr<btDefaultMotionState>> motions;
-  std::vector<std::unique_ptr<btRigidBody>> bodies;
+  explicit ScenePhysics(World& world) : physics(vtp::test::makePhysics(world)) {}
+};
 
-  explicit Scene(World& world, BulletTerrainOptions options = {}) {
-    auto p = TerrainPhysics::create(world);
-    REQUIRE(p.ok());
-    physics = std::move(p.value());
-    dynamics.setGravity(btVector3(0, btScalar(-9.81), 0));
+// A Bullet world with the terrain of `world` attached, and bodies it owns.
+struct Scene : ScenePhysics, vtp::test::BulletWorld {
+  explicit Scene(World& world, BulletTerrainOptions options = {})
+      : ScenePhysics(world), BulletWorld(*physics, options) {
     // 20 solver iterations: with Bullet's default 10, Bullet's own box-box contacts let a stack of five drift about
     // 0.013 m in 10 s even on a btBoxShape ground (0.020 on ours); with 20, 0.007 on Bullet's ground, 0.0004 on ours.
     dynamics.getSolverInfo().m_numIterations = 20;
-    auto t = BulletTerrain::attach(*physics, dynamics, options);
-    REQUIRE(t.ok());
-    terrain = std::move(t.value());
-  }
-  ~Scene() {
-    for (auto& b : bodies) dynamics.removeRigidBody(b.get());
-    terrain.reset();
-  }
-  btRigidBody& add(btCollisionShape* shape, double mass, const btVector3& at, bool sleep = true) {
-    shapes.emplace_back(shape);
-    btVector3 inertia(0, 0, 0);
-    shape->calculateLocalInertia(btScalar(mass), inertia);
-    motions.push_back(std::make_unique<btDefaultMotionState>(btTransform(btQuaternion::getIdentity(), at)));
-    btRigidBody::btRigidBodyConstructionInfo info(btScalar(mass), motions.back().get(), shape, inertia);
-    bodies.push_back(std::make_unique<btRigidBody>(info));
-    if (!sleep) bodies.back()->setActivationState(DISABLE_DEACTIVATION);
-    dynamics.addRigidBody(bodies.back().get());
-    return *bodies.back();
   }
   void run(double seconds) {
     for (int i = 0; i < int(std::lround(seconds * 60)); ++i) dynamics.stepSimulation(kStep, 0, kStep);

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "support/bullet_world.h"
 #include "support/collider_fingerprint.h"
 #include "support/random_world.h"
 #include "support/standard_worlds.h"
@@ -90,21 +91,9 @@ TEST_CASE("collider prefetcher: builds the requested chunks the cache lacks, as 
 TEST_CASE("bullet terrain: prefetch candidates are the unbuilt chunks ahead of a moving body, none for a still one") {
   auto world = vtp::test::flatRockWorld(48);
   auto physics = vtp::test::makePhysics(*world);
-  btDefaultCollisionConfiguration config;
-  btCollisionDispatcher dispatcher(&config);
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver solver;
-  btDiscreteDynamicsWorld dynamics(&dispatcher, &broadphase, &solver, &config);
-  auto attached = BulletTerrain::attach(*physics, dynamics);
-  REQUIRE(attached.ok());
-  BulletTerrain& terrain = *attached.value();
-  btSphereShape ball(0.5f);
-  btVector3 inertia(0, 0, 0);
-  ball.calculateLocalInertia(1, inertia);
-  btDefaultMotionState motion(btTransform(btQuaternion::getIdentity(), btVector3(0.5f, 0.5f, 0.5f)));
-  btRigidBody body(btRigidBody::btRigidBodyConstructionInfo(1, &motion, &ball, inertia));
-  body.setActivationState(DISABLE_DEACTIVATION);
-  dynamics.addRigidBody(&body);
+  vtp::test::BulletWorld bullet(*physics);
+  BulletTerrain& terrain = *bullet.terrain;
+  btRigidBody& body = bullet.add(new btSphereShape(0.5f), 1, btVector3(0.5f, 0.5f, 0.5f), false);
   std::vector<ChunkCoord> out;
   CHECK(terrain.prefetchCandidates(0.25, out).ok());
   CHECK(out.empty());  // still
@@ -125,5 +114,4 @@ TEST_CASE("bullet terrain: prefetch candidates are the unbuilt chunks ahead of a
   CHECK(terrain.prefetchCandidates(0.25, out).ok());
   CHECK(out.empty());
   CHECK_FALSE(terrain.prefetchCandidates(-1, out).ok());
-  dynamics.removeRigidBody(&body);
 }

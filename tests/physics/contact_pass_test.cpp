@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "support/bullet_world.h"
 #include "support/random_world.h"
 #include "support/standard_worlds.h"
 #include "support/terrain_physics_support.h"
@@ -28,15 +29,7 @@ constexpr btScalar kStep = btScalar(1.0 / 60.0);
 struct PassRun {
   std::unique_ptr<World> world = vtp::test::flatRockWorld(24);
   std::unique_ptr<TerrainPhysics> physics;
-  btDefaultCollisionConfiguration config;
-  btCollisionDispatcher dispatcher{&config};
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver solver;
-  btDiscreteDynamicsWorld dynamics{&dispatcher, &broadphase, &solver, &config};
-  std::unique_ptr<BulletTerrain> terrain;
-  std::vector<std::unique_ptr<btCollisionShape>> shapes;
-  std::vector<std::unique_ptr<btDefaultMotionState>> motions;
-  std::vector<std::unique_ptr<btRigidBody>> bodies;
+  std::unique_ptr<vtp::test::BulletWorld> bullet;
   TaskRunner* tasks = nullptr;
 
   explicit PassRun(TaskRunner* runner) : tasks(runner) {
@@ -44,23 +37,18 @@ struct PassRun {
     std::mt19937_64 rng(33);
     vtp::test::randomEdits(*world, {{-24, -6, -24}, {24, 2, 24}}, 30, rng);  // bumps and pits over the seams
     physics = vtp::test::makePhysics(*world);
-    dynamics.setGravity(btVector3(0, btScalar(-9.81), 0));
-    auto attached = BulletTerrain::attach(*physics, dynamics);
-    REQUIRE(attached.ok());
-    terrain = std::move(attached.value());
-    if (tasks) dynamics.setInternalTickCallback(&PassRun::preTick, this, true);
+    bullet = std::make_unique<vtp::test::BulletWorld>(*physics);
+    if (tasks) bullet->dynamics.setInternalTickCallback(&PassRun::preTick, this, true);
     for (int i = 0; i < 48; ++i) {
       const btVector3 at(btScalar(-18 + (i % 8) * 5.1), btScalar(4 + (i % 5)), btScalar(-18 + (i / 8) * 6.1));
-      add(shapeFor(i), at, i % 4 == 0);
+      const btQuaternion turn(btVector3(1, 0.3f, 0.2f).normalized(), btScalar(0.1 * i));
+      btRigidBody& body = bullet->add(shapeFor(i), 1, btTransform(turn, at), i % 4 != 0);
+      body.setLinearVelocity(btVector3(btScalar(0.6 * std::sin(double(i + 1))), 0, 0.4f));
     }
-  }
-  ~PassRun() {
-    for (auto& b : bodies) dynamics.removeRigidBody(b.get());
-    terrain.reset();
   }
   static void preTick(btDynamicsWorld* world, btScalar) {
     auto& self = *static_cast<PassRun*>(world->getWorldUserInfo());
-    self.terrain->runContactPass(*self.tasks);
+    self.bullet->terrain->runContactPass(*self.tasks);
   }
   btCollisionShape* shapeFor(int i) {
     switch (i % 6) {
@@ -77,6 +65,7 @@ struct PassRun {
       }
       default: {  // a compound: its children are searched by the near-callback, not the pass
         auto* compound = new btCompoundShape();
+        auto& shapes = bullet->shapes;
         shapes.emplace_back(new btBoxShape(btVector3(0.4f, 0.2f, 0.4f)));
         compound->addChildShape(btTransform(btQuaternion::getIdentity(), btVector3(0, -0.2f, 0)), shapes.back().get());
         shapes.emplace_back(new btSphereShape(0.3f));
@@ -85,32 +74,20 @@ struct PassRun {
       }
     }
   }
-  void add(btCollisionShape* shape, const btVector3& at, bool awake) {
-    shapes.emplace_back(shape);
-    btVector3 inertia(0, 0, 0);
-    shape->calculateLocalInertia(1, inertia);
-    const btQuaternion turn(btVector3(1, 0.3f, 0.2f).normalized(), btScalar(0.1 * double(bodies.size())));
-    motions.push_back(std::make_unique<btDefaultMotionState>(btTransform(turn, at)));
-    btRigidBody::btRigidBodyConstructionInfo info(1, motions.back().get(), shape, inertia);
-    bodies.push_back(std::make_unique<btRigidBody>(info));
-    bodies.back()->setLinearVelocity(btVector3(btScalar(0.6 * std::sin(double(bodies.size()))), 0, 0.4f));
-    if (awake) bodies.back()->setActivationState(DISABLE_DEACTIVATION);
-    dynamics.addRigidBody(bodies.back().get());
-  }
   // Steps 4 s with two substeps a tick; craters and fills under the bodies at 1.5 s and 2.5 s.
   void run() {
     std::mt19937_64 rng(7);
     for (int tick = 0; tick < 240; ++tick) {
       if (tick == 90 || tick == 150) {
         vtp::test::randomEdits(*world, {{-22, -3, -22}, {22, 1, 22}}, 6, rng);
-        terrain->wakeBodies();
+        bullet->terrain->wakeBodies();
       }
-      dynamics.stepSimulation(2 * kStep, 2, kStep);
+      bullet->dynamics.stepSimulation(2 * kStep, 2, kStep);
     }
   }
   std::vector<unsigned char> state() const {
     std::vector<unsigned char> bytes;
-    for (const auto& b : bodies) {
+    for (const auto& b : bullet->bodies) {
       const btTransform& t = b->getWorldTransform();
       const btScalar v[12] = {t.getOrigin().x(), t.getOrigin().y(), t.getOrigin().z(), t.getRotation().x(),
                               t.getRotation().y(), t.getRotation().z(), t.getRotation().w(),
@@ -163,7 +140,8 @@ TEST_CASE("contact pass: a scene with edits steps bit for bit the same without t
   const std::vector<unsigned char> expected = plain.state();
   CHECK(on_one.state() == expected);
   CHECK(on_three.state() == expected);
-  const BulletTerrainStats a = plain.terrain->stats(), b = on_one.terrain->stats(), c = on_three.terrain->stats();
+  const BulletTerrainStats a = plain.bullet->terrain->stats(), b = on_one.bullet->terrain->stats(),
+                           c = on_three.bullet->terrain->stats();
   CHECK(a.pass_searches == 0);
   CHECK(b.contacts == a.contacts);
   CHECK(c.contacts == a.contacts);
@@ -175,7 +153,7 @@ TEST_CASE("contact pass: a scene with edits steps bit for bit the same without t
   // The scene did something: bodies touched the ground, and stay on it (in the pits at worst) in the 48 x 48 square.
   CHECK(a.contacts > 1000);
   int on_ground = 0;
-  for (const auto& body : plain.bodies) {
+  for (const auto& body : plain.bullet->bodies) {
     const btVector3& p = body->getWorldTransform().getOrigin();
     on_ground += std::abs(p.x()) < 24 && std::abs(p.z()) < 24 && p.y() > -14 && p.y() < 3 ? 1 : 0;
   }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "support/bullet_world.h"
 #include "support/edit_storm.h"
 #include "vtp/physics/bullet/bullet_terrain.h"
 #include "vtp/physics/task_runner.h"
@@ -23,47 +24,30 @@ using namespace vtp::physics;
 TEST_CASE("contact pass concurrency: a step's pass on 3 workers while an editor digs craters under the bodies") {
   vtp::test::StormScene scene = vtp::test::makeStormScene(91);
   REQUIRE(scene.world->fillBox({{-16, -24, -16}, {16, -8, 16}}, vtp::test::kRockId).ok());  // deeper than any pit
-  btDefaultCollisionConfiguration config;
-  btCollisionDispatcher dispatcher(&config);
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver solver;
-  btDiscreteDynamicsWorld dynamics(&dispatcher, &broadphase, &solver, &config);
-  dynamics.setGravity(btVector3(0, btScalar(-9.81), 0));
-  auto attached = BulletTerrain::attach(*scene.physics, dynamics);
-  REQUIRE(attached.ok());
-  BulletTerrain& terrain = *attached.value();
+  vtp::test::BulletWorld bullet(*scene.physics);
+  BulletTerrain& terrain = *bullet.terrain;
   auto pool = ThreadPool::create(3);
   REQUIRE(pool.ok());
-
-  std::vector<std::unique_ptr<btCollisionShape>> shapes;
-  std::vector<std::unique_ptr<btDefaultMotionState>> motions;
-  std::vector<std::unique_ptr<btRigidBody>> bodies;
   for (int i = 0; i < 32; ++i) {
+    btCollisionShape* shape = nullptr;
     switch (i % 4) {
-      case 0: shapes.emplace_back(new btSphereShape(0.45f)); break;
-      case 1: shapes.emplace_back(new btBoxShape(btVector3(0.4f, 0.3f, 0.5f))); break;
-      case 2: shapes.emplace_back(new btCapsuleShape(0.3f, 0.6f)); break;
+      case 0: shape = new btSphereShape(0.45f); break;
+      case 1: shape = new btBoxShape(btVector3(0.4f, 0.3f, 0.5f)); break;
+      case 2: shape = new btCapsuleShape(0.3f, 0.6f); break;
       default: {
         auto* hull = new btConvexHullShape();
         for (int k = 0; k < 10; ++k)
           hull->addPoint(btVector3(btScalar(0.5 * std::cos(k)), btScalar(0.4 * std::sin(3.0 * k)), btScalar(0.5 * std::sin(k))));
-        shapes.emplace_back(hull);
+        shape = hull;
       }
     }
-    btVector3 inertia(0, 0, 0);
-    shapes.back()->calculateLocalInertia(1, inertia);
-    const btVector3 at(btScalar(-12 + (i % 6) * 4.5), btScalar(5 + i % 3), btScalar(-12 + (i / 6) * 4.5));
-    motions.push_back(std::make_unique<btDefaultMotionState>(btTransform(btQuaternion::getIdentity(), at)));
-    bodies.push_back(std::make_unique<btRigidBody>(
-        btRigidBody::btRigidBodyConstructionInfo(1, motions.back().get(), shapes.back().get(), inertia)));
-    bodies.back()->setActivationState(DISABLE_DEACTIVATION);
-    dynamics.addRigidBody(bodies.back().get());
+    bullet.add(shape, 1, btVector3(btScalar(-12 + (i % 6) * 4.5), btScalar(5 + i % 3), btScalar(-12 + (i / 6) * 4.5)), false);
   }
   std::atomic<int> steps{0};
   auto step = [&] {
     terrain.wakeBodies();
     terrain.runContactPass(*pool.value());  // one substep a call: the pass stands right before its collision
-    dynamics.stepSimulation(btScalar(1.0 / 60.0), 0, btScalar(1.0 / 60.0));
+    bullet.dynamics.stepSimulation(btScalar(1.0 / 60.0), 0, btScalar(1.0 / 60.0));
     ++steps;
   };
   // The editor digs craters (fills could bury a body, which no contact solver digs out) every 20 ms for 2 s.
@@ -84,7 +68,7 @@ TEST_CASE("contact pass concurrency: a step's pass on 3 workers while an editor 
   for (int i = 0; i < 60; ++i) step();  // a second of quiet
   CHECK(scene.physics->masks().validate().ok());
   CHECK(scene.physics->colliders().validate().ok());
-  for (const auto& body : bodies) {
+  for (const auto& body : bullet.bodies) {
     const btVector3& p = body->getWorldTransform().getOrigin();
     REQUIRE(std::isfinite(p.x()));
     REQUIRE(std::isfinite(p.y()));
@@ -92,5 +76,4 @@ TEST_CASE("contact pass concurrency: a step's pass on 3 workers while an editor 
     // Over the ground, a body stays above its floor (y = -24); one that rolled off the 32 x 32 block may fall.
     if (std::abs(p.x()) < 15 && std::abs(p.z()) < 15) CHECK(p.y() > -24);
   }
-  for (auto& body : bodies) dynamics.removeRigidBody(body.get());
 }

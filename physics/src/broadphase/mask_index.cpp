@@ -904,44 +904,30 @@ bool cellHoldsWater(ChunkGrid::Cell cell) {
 
 }  // namespace
 
-bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const {
-  bool owns = false;
-  // The grid covers every entry: a chunk outside it has none.
+template <class CellTest, class MasksTest>
+bool MaskIndex::chunkMay(ChunkCoord chunk, CellTest&& of_cell, MasksTest&& of_masks) const {
+  bool may = false;
+  // The grid and the table beside it hold every entry: a chunk in neither has none (the no-entry cell says no).
   const auto look = [&](const ChunkGrid& g) {
     if (g.contains(chunk)) {
-      owns = cellOwnsTriangles(g.load(g.indexOf(chunk)));
+      may = of_cell(g.load(g.indexOf(chunk)));
     } else {
       const int k = m_state->outliers.find(chunk);
-      owns = k >= 0 && cellOwnsTriangles(m_state->outliers.cell(k));
+      may = k >= 0 && of_cell(m_state->outliers.cell(k));
     }
   };
-  // A stale index that cannot recover answers "maybe": the collider decides.
+  // A stale index that cannot recover answers "maybe": the collider or the water voxels decide.
   if (!fresh([&] {
-        if (!m_state->readGrid(look)) owns = ownsTriangles(masks(chunk));
+        if (!m_state->readGrid(look)) may = of_masks(masks(chunk));
         return Status{};
       }))
     return true;
-  return owns;
+  return may;
 }
 
-bool MaskIndex::mayHoldWater(ChunkCoord chunk) const {
-  bool wet = false;
-  const auto look = [&](const ChunkGrid& g) {
-    if (g.contains(chunk)) {
-      wet = cellHoldsWater(g.load(g.indexOf(chunk)));
-    } else {
-      const int k = m_state->outliers.find(chunk);
-      wet = k >= 0 && cellHoldsWater(m_state->outliers.cell(k));
-    }
-  };
-  // A stale index that cannot recover answers "maybe": the water voxels decide.
-  if (!fresh([&] {
-        if (!m_state->readGrid(look)) wet = holdsWater(masks(chunk));
-        return Status{};
-      }))
-    return true;
-  return wet;
-}
+bool MaskIndex::mayOwnTriangles(ChunkCoord chunk) const { return chunkMay(chunk, cellOwnsTriangles, ownsTriangles); }
+
+bool MaskIndex::mayHoldWater(ChunkCoord chunk) const { return chunkMay(chunk, cellHoldsWater, holdsWater); }
 
 ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
   std::shared_lock lock(m_state->mutex);

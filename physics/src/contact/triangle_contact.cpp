@@ -333,7 +333,11 @@ bool gjkTriangleContact(const ShapeInChunk& shape, const btVector3 triangle[3], 
 bool coreSeparated(const ShapeInChunk& s, const btVector3 t[3], btScalar reach) {
   const btVector3 n = (t[1] - t[0]).cross(t[2] - t[0]);
   if (n.length2() < btScalar(1e-12)) return false;  // a sliver: no axes to trust
-  btVector3 axes[4] = {n, n.cross(t[1] - t[0]), n.cross(t[2] - t[1]), n.cross(t[0] - t[2])};
+  // The triangle's normal, its edge normals in its plane, and the way from the shape's origin to the triangle's
+  // nearest point (which separates a shape beside a corner or an edge, where the others do not).
+  const btVector3 origin = s.pose.getOrigin();
+  btVector3 axes[5] = {n, n.cross(t[1] - t[0]), n.cross(t[2] - t[1]), n.cross(t[0] - t[2]),
+                       closestPointOnTriangle(origin, t) - origin};
   const btMatrix3x3& basis = s.pose.getBasis();
   for (btVector3& l : axes) {
     const btScalar len2 = l.length2();

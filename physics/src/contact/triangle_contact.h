@@ -38,9 +38,10 @@ struct ShapeInChunk {
   int core_point_count = 0;
 };
 
-/// Whether the triangle's normal or one of its three edge normals in its plane holds the shape's core at least
-/// `reach` (the shape's margin plus the contact threshold) away from the triangle: then GJK/EPA finds no contact
-/// closer than the threshold, and need not run. Exact: a separating axis bounds the distance from below.
+/// Whether the triangle's normal, one of its three edge normals in its plane or the direction from the shape's origin to
+/// the triangle's nearest point holds the shape's core at least `reach` (the shape's margin plus the contact
+/// threshold) away from the triangle: then GJK/EPA finds no contact closer than the threshold, and need not run.
+/// Exact: a separating axis bounds the distance from below.
 bool coreSeparated(const ShapeInChunk& shape, const btVector3 triangle[3], btScalar reach);
 
 /// Contacts closer than `threshold` (distance < threshold) are reported. Returns whether there is one.

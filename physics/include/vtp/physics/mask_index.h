@@ -160,6 +160,9 @@ class MaskIndex {
   // failed while it ran. Returns what `answer` returns, or recover()'s error.
   template <class Answer>
   Status fresh(Answer&& answer) const;
+  // mayOwnTriangles and mayHoldWater: `of_cell` on the chunk's grid cell (lock-free), else `of_masks` on its masks.
+  template <class CellTest, class MasksTest>
+  bool chunkMay(terrain::ChunkCoord chunk, CellTest&& of_cell, MasksTest&& of_masks) const;
   Status queryNow(const Aabb& box, std::vector<ChunkTouch>& out) const;
   Status queryNow(std::span<const Aabb> boxes, TouchBatch& out) const;
 
