@@ -31,6 +31,8 @@ set_tests_properties(vtp_profile_html_renders PROPERTIES LABELS html TIMEOUT 120
 vtp_profile_check(vtp_profile_water_section 300 check_profile_water.cmake -DWORLD=${default_world} -DWET=ON)
 vtp_profile_check(vtp_profile_water_section_dry 300 check_profile_water.cmake ${worldgen}
                   -DWORLD=${profile_out}/profile_dry.vtw -DWET=OFF)
+# The contacts section (a radius-32 sphere resting on the surface) on the shipped default world.
+vtp_profile_check(vtp_profile_contacts_section 300 check_profile_contacts.cmake -DWORLD=${default_world})
 # The surface sections on a world without a surface complete.
 vtp_profile_check(vtp_profile_empty_world 300 check_profile_empty.cmake ${worldgen})
 # A malformed --box and a seed beyond 2^64 - 1 are usage errors (exit 2), before any work.

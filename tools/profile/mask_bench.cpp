@@ -568,7 +568,8 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
   std::vector<Box3> query_bodies = air_bodies;
   query_bodies.insert(query_bodies.end(), rest_bodies.begin(), rest_bodies.end());
   std::shuffle(query_bodies.begin(), query_bodies.end(), rng.engine);
-  double query_ns = 0, batch_ns = 0;
+  double query_ns = 0, batch_ns = 0, far_ratio = 0;
+  bool far_lock_free = false, far_lock_free_after = false;
   std::uint64_t visited = 0;
   if (!query_bodies.empty()) {
     std::vector<physics::Aabb> aabbs;
@@ -593,17 +594,33 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
     physics::TouchBatch batch;
     const std::size_t batches = std::max<std::size_t>(1, aabbs.size() / kQueryBatch);
     const std::size_t per_batch = std::min(kQueryBatch, aabbs.size());
-    batch_ns = medianNsPerCall(
-                   [&](std::size_t n) {
-                     Cycle at(batches);
-                     for (std::size_t i = 0; i < n; ++i) {
-                       const std::span<const physics::Aabb> bodies(aabbs.data() + at.next() * per_batch, per_batch);
-                       (void)index->query(bodies, batch);
-                       sink += batch.touches(per_batch - 1).size();
-                     }
-                   },
-                   std::max<std::size_t>(1000 / per_batch + 1, batches)) /
-               double(per_batch);
+    auto timeBatches = [&] {
+      return medianNsPerCall(
+                 [&](std::size_t n) {
+                   Cycle at(batches);
+                   for (std::size_t i = 0; i < n; ++i) {
+                     const std::span<const physics::Aabb> bodies(aabbs.data() + at.next() * per_batch, per_batch);
+                     (void)index->query(bodies, batch);
+                     sink += batch.touches(per_batch - 1).size();
+                   }
+                 },
+                 std::max<std::size_t>(1000 / per_batch + 1, batches)) /
+             double(per_batch);
+    };
+    batch_ns = timeBatches();
+    // One voxel far from the rest (30000, 0, 30000): the index keeps it beside its grid, and the same queries should
+    // take about as long and stay lock-free; the voxel cleared, the index is as before. Timed between two runs
+    // without it.
+    const VoxelCoord far{30000, 0, 30000};
+    const Voxel before = world.voxel(far);
+    if (auto st = world.setVoxel(far, Voxel{world.materials().find("rock").value_or(kFirstSolidMaterial), 255}); !st)
+      return st.error();
+    far_lock_free = index->stats().lock_free;
+    const double far_ns = timeBatches();
+    if (auto st = world.setVoxel(far, before); !st) return st.error();
+    far_lock_free_after = index->stats().lock_free && index->stats().beside_grid == 0;
+    const double again_ns = timeBatches();
+    far_ratio = far_ns / (0.5 * (batch_ns + again_ns));
     query_ns += double(sink & 0);
   }
   const double bodies_per_batch = double(query_bodies.size());
@@ -706,6 +723,9 @@ Result<nlohmann::json> benchMasks(const std::filesystem::path& path, std::uint64
   j["single_query_ns_per_chunk"] = orNull(visited > 0, visited > 0 ? query_ns / chunks_per_body : 0);
   j["query_chunks_per_body"] = orNull(!query_bodies.empty(), chunks_per_body);
   j["query_bodies"] = query_bodies.size();
+  j["far_voxel_query_ratio"] = orNull(!query_bodies.empty(), far_ratio);
+  j["far_voxel_lock_free"] = far_lock_free;
+  j["far_voxel_cleared_lock_free"] = far_lock_free_after;
   j["edit_1_us"] = orNull(!edit1_with.empty(), median(edit1_with));
   j["edit_1_without_index_us"] = orNull(!edit1_without.empty(), median(edit1_without));
   j["edit_sphere8_us"] = orNull(!sphere_with.empty(), median(sphere_with));
