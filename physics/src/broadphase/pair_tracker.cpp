@@ -36,6 +36,7 @@ void PairTracker::requery(Body& body) {
   // Boxes are validated on entry: only an index out of memory fails, and then every body is re-evaluated later.
   if (!m_index.query(body.box, m_scratch).ok()) {
     m_stale = true;
+    m_edit_pending.store(true, std::memory_order_release);
     return;
   }
   setTouches(body, m_scratch);
@@ -185,8 +186,11 @@ void PairTracker::remove(std::uint64_t id, PairChanges& changes) {
 
 Status PairTracker::takeEditChanges(PairChanges& changes) {
   changes.clear();
+  // No edit since the last call (the listener sets the flag before its edit returns): nothing to take, no lock.
+  if (!m_edit_pending.load(std::memory_order_acquire)) return {};
   std::lock_guard lock(m_mutex);
-  if (Status s = recoverLocked(); !s) return s;
+  if (Status s = recoverLocked(); !s) return s;  // still pending
+  m_edit_pending.store(false, std::memory_order_relaxed);  // under the lock, which the listener takes to set it
   std::sort(m_unreported.begin(), m_unreported.end());
   m_unreported.erase(std::unique(m_unreported.begin(), m_unreported.end()), m_unreported.end());
   for (const std::uint64_t id : m_unreported) {
@@ -217,6 +221,7 @@ std::size_t PairTracker::bodyCount() const {
 
 void PairTracker::indexRebuilt(const IndexUpdate& update) noexcept {
   std::lock_guard lock(m_mutex);
+  m_edit_pending.store(true, std::memory_order_release);
   if (update.out_of_memory) {
     m_stale = true;  // the update's chunks may be incomplete: every body is re-evaluated on the next call
     return;

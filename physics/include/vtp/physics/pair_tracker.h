@@ -4,6 +4,7 @@
 /// the body moves and as the terrain changes. This is what contact generation iterates, and what tells a game server
 /// "this body entered water".
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -115,6 +116,7 @@ class PairTracker {
   std::vector<std::uint64_t> m_unreported;  // bodies an edit changed since they were last reported
   std::vector<std::uint64_t> m_woken;       // bodies edits woke since the last takeEditChanges
   bool m_stale = false;                     // an edit's re-evaluation could not allocate (recoverLocked)
+  std::atomic<bool> m_edit_pending{false};  // an edit ran since the last takeEditChanges (its fast path)
   std::vector<ChunkTouch> m_scratch;                                 // query results, reused
   std::vector<Aabb> m_boxes;                                         // a batched update's boxes, reused
   std::vector<std::size_t> m_last;                                   // its entries that count, reused
