@@ -50,12 +50,16 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     const std::uint64_t sequence = s.physics.world().publishSequence();
     const auto& materials = s.physics.world().materials();
     const btTransform& terrain = s.object.getWorldTransform();
+    // The contact pass ran for this very pose and terrain: its searches stand, and a link it did not search was one
+    // whose points it found reusable (the same test as below, on the same link).
+    const bool pass_valid = links.pass_sequence == sequence && links.pass_pose == pose;
     int points = 0;
     for (ChunkLink& link : links.links) {
       btPersistentManifold& m = *link.manifold;
       m.refreshContactPoints(frame, terrain);
+      const PassSearch* ahead = pass_valid ? passSearch(links, link.chunk) : nullptr;
       if (s.options.max_reuse_distance > 0 && link.sequence == sequence &&
-          closeEnough(pose, link.found_at, s.options, voxel_size, threshold)) {
+          (pass_valid ? ahead == nullptr : closeEnough(pose, link.found_at, s.options, voxel_size, threshold))) {
         ++s.stats.reused_manifolds;
         points += m.getNumContacts();
         continue;
@@ -63,7 +67,6 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
       link.found_at = pose;
       link.sequence = sequence;
       std::array<ChunkContact, kManifoldPoints> kept;
-      const PassSearch* ahead = passSearch(links, link.chunk, pose, sequence);
       int n = 0;
       if (ahead) {
         ++s.stats.pass_searches_used;
@@ -104,10 +107,8 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
  private:
   std::uint64_t id() const noexcept { return std::uint64_t(reinterpret_cast<std::uintptr_t>(this)); }
 
-  // The contact pass's search of `chunk` when it ran for this very pose and terrain, else null.
-  static const PassSearch* passSearch(const BodyLinks& links, terrain::ChunkCoord chunk, const btTransform& pose,
-                                      std::uint64_t sequence) {
-    if (links.pass_sequence != sequence || !(links.pass_pose == pose)) return nullptr;
+  // The contact pass's search of `chunk` (the pass having run for the body's pose and terrain now), else null.
+  static const PassSearch* passSearch(const BodyLinks& links, terrain::ChunkCoord chunk) {
     for (const PassSearch& p : links.pass)
       if (p.chunk == chunk) return &p;
     return nullptr;
