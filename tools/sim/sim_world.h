@@ -70,8 +70,8 @@ class TerrainBackend {
   /// Runs at the start of each step's collision detection (inside the step, timed as terrain collision): the vtp
   /// mode's parallel contact pass on `tasks`, when open() was given it.
   virtual void beforeCollision() {}
-  /// Runs after each step (timed as terrain collision): the vtp mode hands the chunks moving bodies will reach within
-  /// 0.25 s to its background collider prefetcher. `tick` counts from 0.
+  /// Runs after each step (timed as terrain collision): every 4 ticks the vtp mode hands the chunks moving bodies will
+  /// reach within 0.25 s (plus those ticks) to its background collider prefetcher. `tick` counts from 0.
   virtual void afterStep(int /*tick*/) {}
   /// CPU time the backend's background threads have spent on terrain since open. [Unit: ms]
   virtual double backgroundCpuMs() const { return 0; }

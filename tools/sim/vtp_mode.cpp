@@ -15,6 +15,7 @@ namespace {
 
 // Prefetch the colliders moving bodies will touch within this long. [Unit: s]
 constexpr double kPrefetchSeconds = 0.25;
+constexpr int kPrefetchEveryTicks = 4;
 constexpr int kFirstSecondTicks = 60;
 
 class VtpBackend final : public TerrainBackend {
@@ -53,7 +54,10 @@ class VtpBackend final : public TerrainBackend {
   }
   void afterStep(int tick) override {
     if (tick + 1 == kFirstSecondTicks) m_built_first_second = m_adapter->stats().colliders_built;
-    if (m_adapter->prefetchCandidates(kPrefetchSeconds, m_candidates)) m_prefetcher->request(m_candidates);
+    // Every few ticks, looking that much further ahead: the list costs a mask query per moving body.
+    if (tick % kPrefetchEveryTicks == 0 &&
+        m_adapter->prefetchCandidates(kPrefetchSeconds + kPrefetchEveryTicks / 60.0, m_candidates))
+      m_prefetcher->request(m_candidates);
   }
   double backgroundCpuMs() const override { return double(m_prefetcher->stats().cpu_ns) / 1e6; }
   unsigned threads() const override { return m_tasks ? m_tasks->workers() : 1; }

@@ -80,6 +80,12 @@ void BulletTerrainState::removeBody(std::uint64_t id) {
   if (it == bodies.end()) return;
   tracker.remove(id, changes);
   for (const ChunkLink& l : it->second->links) dispatcher.releaseManifold(l.manifold);
+  if (it->second->shape != nullptr) {  // off the pass's list: the last one takes its slot
+    const std::size_t slot = it->second->pass_slot;
+    passable[slot] = passable.back();
+    passable[slot]->pass_slot = slot;
+    passable.pop_back();
+  }
   bodies.erase(it);
 }
 

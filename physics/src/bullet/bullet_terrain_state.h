@@ -74,6 +74,7 @@ struct BodyLinks {
   /// The algorithm's shape when it is the object's own (not a compound child's): what the contact pass can search
   /// for ahead of the near-callback; null until the algorithm first runs, and for compound children.
   const btConvexShape* shape = nullptr;
+  std::size_t pass_slot = 0;  // where it stands in BulletTerrainState::passable, once `shape` is set
   /// The contact pass's searches: valid for the object's pose `pass_pose` at World::publishSequence() `pass_sequence`
   /// (~0: none). Searches are pure functions of the collider, the shape and the pose, so they hold as long as both do.
   std::vector<PassSearch> pass;
@@ -146,7 +147,8 @@ struct BulletTerrainState {
   PairChanges changes;  // reused
   ContactScratch scratch;
   std::vector<PassWorker> pass_workers;  // the contact pass's, one per worker
-  std::vector<BodyLinks*> pass_bodies;   // the bodies it searches for, reused
+  std::vector<BodyLinks*> passable;      // the bodies whose own shape the pass can search for (BodyLinks::shape)
+  std::vector<BodyLinks*> pass_bodies;   // of those, the awake ones it searches for, reused
   std::vector<ChunkTouch> prefetch_touches;  // prefetchCandidates' scratch
 
   // The links of body `id` (on collision object `object`), created on first use; the entry stays at its address until

@@ -34,8 +34,8 @@ int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransfo
 void BulletTerrainState::runContactPass(TaskRunner& tasks) {
   drainEdits();  // as the near-callback does first: the links the pass reads are then those it will see
   pass_bodies.clear();
-  for (auto& [id, body] : bodies)
-    if (body->shape != nullptr && body->object->isActive()) pass_bodies.push_back(body.get());
+  for (BodyLinks* body : passable)
+    if (body->object->isActive()) pass_bodies.push_back(body);
   if (pass_bodies.empty()) return;
   pass_workers.resize(std::max<std::size_t>(pass_workers.size(), tasks.workers()));
   const std::uint64_t sequence = physics.world().publishSequence();

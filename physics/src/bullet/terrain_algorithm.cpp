@@ -35,7 +35,11 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     BodyLinks& links = m_links;
-    if (shape == m_body->getCollisionShape()) links.shape = shape;  // the object's own shape: the pass can serve it
+    if (links.shape == nullptr && shape == m_body->getCollisionShape()) {  // the object's own: the pass can serve it
+      links.shape = shape;
+      links.pass_slot = s.passable.size();
+      s.passable.push_back(&links);
+    }
     if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
       // Out of physics' range (listed: bodiesOutsideRange) or not finite: no contacts.
       if (st.error().code == ErrorCode::kOutOfRange) s.outside[id()] = m_body;
