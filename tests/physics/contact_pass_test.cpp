@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "support/bullet_world.h"
@@ -158,4 +160,44 @@ TEST_CASE("contact pass: a scene with edits steps bit for bit the same without t
     on_ground += std::abs(p.x()) < 24 && std::abs(p.z()) < 24 && p.y() > -14 && p.y() < 3 ? 1 : 0;
   }
   CHECK(on_ground >= 40);
+}
+
+TEST_CASE("thread pool: an iteration that throws leaves the others running, and forEach rethrows it") {
+  auto pool = ThreadPool::create(3);
+  REQUIRE(pool.ok());
+  std::vector<std::atomic<int>> runs(200);
+  CHECK_THROWS_AS(pool.value()->forEach(runs.size(),
+                                        [&](std::size_t i, unsigned) {
+                                          runs[i].fetch_add(1);
+                                          if (i == 17) throw std::runtime_error("iteration 17");
+                                        }),
+                  std::runtime_error);
+  for (const auto& r : runs) CHECK(r.load() == 1);
+  // The pool still works.
+  std::atomic<int> total{0};
+  pool.value()->forEach(50, [&](std::size_t, unsigned) { total.fetch_add(1); });
+  CHECK(total.load() == 50);
+}
+
+TEST_CASE("contact pass: a body whose shape the game swaps is searched with its new shape") {
+  auto world = vtp::test::flatRockWorld(16);
+  auto physics = vtp::test::makePhysics(*world);
+  vtp::test::BulletWorld bullet(*physics);
+  auto pool = ThreadPool::create(2);
+  REQUIRE(pool.ok());
+  btRigidBody& ball = bullet.add(new btSphereShape(0.5f), 1, btVector3(2.5f, 0.5f, 2.5f), false);
+  auto step = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      bullet.terrain->runContactPass(*pool.value());
+      bullet.dynamics.stepSimulation(btScalar(1.0 / 60.0), 0, btScalar(1.0 / 60.0));
+    }
+  };
+  step(60);
+  CHECK(std::abs(ball.getCenterOfMassPosition().y() - 0.5f) < 0.01f);
+  // A larger ball in its place, the old shape kept alive (as a game's shape cache would): it must rise to rest on
+  // its own radius, not keep the old one's contacts.
+  bullet.shapes.emplace_back(new btSphereShape(1.0f));
+  ball.setCollisionShape(bullet.shapes.back().get());
+  step(120);
+  CHECK(std::abs(ball.getCenterOfMassPosition().y() - 1.0f) < 0.02f);
 }

@@ -1291,3 +1291,33 @@ TEST_CASE("MaskIndex: queries on two threads see every finished edit of a third"
     checkIndexCurrent(*world, *index, chunkCube(6), "after the threaded edits");
   }
 }
+
+TEST_CASE("MaskIndex: a far entry coming and going beside a full outlier table reuses its grid instead of piling up") {
+  auto world = makeWorld(1.0);
+  buildRandomWorld(*world, 71);
+  auto index = makeIndex(*world);
+  // 64 single voxels far out, each in the middle of its own chunk (one entry each): the table beside the grid fills.
+  for (int k = 0; k < 64; ++k) {
+    const VoxelCoord v{20004 + 64 * (k % 8), 4, -20004 - 64 * (k / 8)};
+    REQUIRE(world->setVoxel(v, Voxel{kRockId, 255}).ok());
+  }
+  CHECK(index->stats().lock_free);
+  CHECK(index->stats().beside_grid == 64);
+  const VoxelCoord extra{-20004, 4, 20004};
+  std::size_t first_cycle_bytes = 0;
+  for (int cycle = 0; cycle < 12; ++cycle) {
+    REQUIRE(world->setVoxel(extra, Voxel{kRockId, 255}).ok());  // a 65th: no room beside the grid
+    REQUIRE(world->setVoxel(extra, Voxel{}).ok());              // gone again: the grid comes back
+    CHECK(index->stats().lock_free);
+    if (cycle == 0) first_cycle_bytes = index->stats().index_bytes;
+  }
+  CHECK(index->stats().index_bytes == first_cycle_bytes);
+  // And it still answers as the brute force does, at the far voxels and at home.
+  const ReferenceIndex reference = referenceIndex(*world);
+  std::vector<ChunkTouch> out;
+  for (const Aabb& box : {worldBox({20000, 0, -20000}, {20010, 8, -19990}, 1.0), worldBox({-3, -3, -3}, {5, 5, 5}, 1.0),
+                          worldBox({-20010, 0, 19990}, {-19990, 8, 20010}, 1.0)}) {
+    REQUIRE(index->query(box, out).ok());
+    CHECK(sameTouches(out, bruteQuery(reference, box, 1.0)));
+  }
+}

@@ -7,7 +7,8 @@
 // without an entry holds the no-masks sentinel with tag kEmpty. The index builds a grid only while its box stays
 // small (kMaxCells, and at most kCellsPerEntry per entry: a sparse world spread over a huge range keeps only the hash
 // table) and replaces it by a larger one when an entry falls outside; a replaced grid is kept until the index dies,
-// because lock-free readers may still be walking it (the index's sequence number sends them back).
+// because lock-free readers may still be walking it (the index's sequence number sends them back), and serves again
+// when the index needs a grid over the same chunks.
 // Cells are written with release stores and read with acquire loads: a reader that sees a cell sees its segment.
 
 #include <immintrin.h>
@@ -117,6 +118,10 @@ class ChunkGrid {
   }
   void store(terrain::ChunkCoord c, Cell value) {
     std::atomic_ref<Cell>(m_cells[indexOf(c)]).store(value, std::memory_order_release);
+  }
+  /// Every cell set to `value` (a retained grid made current again; readers may be walking it).
+  void fill(Cell value) {
+    for (std::size_t i = 0; i < cellCount(); ++i) std::atomic_ref<Cell>(m_cells[i]).store(value, std::memory_order_release);
   }
 
  private:

@@ -517,8 +517,8 @@ struct MaskIndex::State {
   MaskTable table;
   std::size_t mixed = 0, full_solid = 0, full_water = 0;
   std::atomic<std::uint64_t> seq{0};
-  std::atomic<const ChunkGrid*> grid{nullptr};  // the current grid, or none (the entries' range is too large)
-  std::vector<std::unique_ptr<ChunkGrid>> grids;  // the current grid last, and every grid it replaced
+  std::atomic<ChunkGrid*> grid{nullptr};  // the current grid, or none (the entries' range is too large)
+  std::vector<std::unique_ptr<ChunkGrid>> grids;  // every grid made (the current one among them), kept for readers
   GridOutliers outliers;  // the entries the grid does not cover (none when there is no grid)
   // An update could not allocate: the table and grid may not match the world until recover() rebuilds them. Set
   // under the exclusive lock before the sequence number goes even again, so a query overlapping the failed update
@@ -548,7 +548,7 @@ struct MaskIndex::State {
     table.set(c, m);
     count(m.tag, +1);
     const MaskTable::Slot* now = table.find(c);
-    const ChunkGrid* g = grid.load(std::memory_order_relaxed);
+    ChunkGrid* g = grid.load(std::memory_order_relaxed);
     if (!g) {
       // No grid: try again when an entry goes (the far one that stood in the way may be it).
       if (old && !now) makeGrid(true);
@@ -556,7 +556,7 @@ struct MaskIndex::State {
     }
     const ChunkGrid::Cell cell = now ? cellOf(*now) : noEntry();
     if (g->contains(c)) {
-      grids.back()->store(c, cell);
+      g->store(c, cell);
       return;
     }
     const int k = outliers.find(c);
@@ -613,19 +613,33 @@ struct MaskIndex::State {
       bounds({keys.data(), std::size_t(split - keys.begin())}, lo, hi);
       g = ChunkGrid::make(lo, hi, table.size(), room, noEntry());
     }
-    outliers.clear();
+    // A retained grid over the same chunks serves again (an entry coming and going at the edge would otherwise
+    // leave a new grid behind each time): refilled, with `seq` odd, so readers walking it retry.
+    ChunkGrid* use = g.get();
     if (g) {
+      for (const auto& old : grids) {
+        if (old->lo() == g->lo() && old->hi() == g->hi()) {
+          old->fill(noEntry());
+          use = old.get();
+          g.reset();
+          break;
+        }
+      }
+    }
+    if (g) grids.reserve(grids.size() + 1);  // before publishing: a failed push_back would free a published grid
+    outliers.clear();
+    if (use) {
       table.forEach([&](const MaskTable::Slot& s) {
-        if (g->contains(s.key)) {
-          g->store(s.key, cellOf(s));
+        if (use->contains(s.key)) {
+          use->store(s.key, cellOf(s));
         } else {
           const bool added = outliers.add(s.key, cellOf(s));
           VTP_ASSERT(added, "at most GridOutliers::kCapacity entries lie off the grid");
         }
       });
     }
-    grid.store(g.get(), std::memory_order_release);
-    if (g) grids.push_back(std::move(g));
+    grid.store(use, std::memory_order_release);
+    if (g) grids.push_back(std::move(g));  // reserved: cannot throw
   }
   // The seqlock's write side; the acquire-release increments keep the changes between them.
   void beginWrite() { seq.fetch_add(1, std::memory_order_acq_rel); }

@@ -117,14 +117,13 @@ Status PairTracker::update(std::uint64_t id, const Aabb& box, PairChanges& chang
   // The same voxels as last time: the index answers as it did (edits since re-queried the body), so when nothing is
   // waiting to be reported, nothing changed. A resting or slow body costs no query.
   if (body.queried && !body.unreported && sameVoxels(body.range, *range)) return {};
+  body.queried = false;  // until the answer is reported: a failure on the way leaves the next update to query again
+  requery(body);
+  if (m_stale)  // the index could not answer
+    return Error{ErrorCode::kOutOfMemory, "PairTracker::update: the mask index is out of memory", {}};
+  report(id, body, changes);
   body.range = *range;
   body.queried = true;
-  requery(body);
-  if (m_stale) {  // the index could not answer
-    body.queried = false;
-    return Error{ErrorCode::kOutOfMemory, "PairTracker::update: the mask index is out of memory", {}};
-  }
-  report(id, body, changes);
   return {};
 }
 
@@ -190,7 +189,6 @@ Status PairTracker::takeEditChanges(PairChanges& changes) {
   if (!m_edit_pending.load(std::memory_order_acquire)) return {};
   std::lock_guard lock(m_mutex);
   if (Status s = recoverLocked(); !s) return s;  // still pending
-  m_edit_pending.store(false, std::memory_order_relaxed);  // under the lock, which the listener takes to set it
   std::sort(m_unreported.begin(), m_unreported.end());
   m_unreported.erase(std::unique(m_unreported.begin(), m_unreported.end()), m_unreported.end());
   for (const std::uint64_t id : m_unreported) {
@@ -199,6 +197,7 @@ Status PairTracker::takeEditChanges(PairChanges& changes) {
   }
   m_unreported.clear();
   std::swap(changes.woken, m_woken);
+  m_edit_pending.store(false, std::memory_order_relaxed);  // all taken; under the lock, which the listener takes too
   return {};
 }
 

@@ -56,6 +56,7 @@ struct ChunkLink {
   btPersistentManifold* manifold = nullptr;
   bool recheck = false;  // an edit came within a voxel of the body: points the next search does not find are dropped
   btTransform found_at = btTransform::getIdentity();  // the body's pose when the terrain-side points were found
+  const btConvexShape* found_with = nullptr;            // and its shape then (a game may swap a body's shape)
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
 };
 
@@ -75,11 +76,12 @@ struct BodyLinks {
   /// for ahead of the near-callback; null until the algorithm first runs, and for compound children.
   const btConvexShape* shape = nullptr;
   std::size_t pass_slot = 0;  // where it stands in BulletTerrainState::passable, once `shape` is set
-  /// The contact pass's searches: valid for the object's pose `pass_pose` at World::publishSequence() `pass_sequence`
-  /// (~0: none). Searches are pure functions of the collider, the shape and the pose, so they hold as long as both do.
+  /// The contact pass's searches of this substep: valid for the object's pose `pass_pose` with `pass_shape` at
+  /// World::publishSequence() `pass_sequence` (~0: none). The near-callback uses them once.
   std::vector<PassSearch> pass;
   btTransform pass_pose = btTransform::getIdentity();
-  std::uint64_t pass_sequence = ~0ull;
+  const btConvexShape* pass_shape = nullptr;  // the shape it searched with
+  std::uint64_t pass_sequence = ~0ull;  // set to ~0 again once the near-callback has read the searches
 };
 
 /// One worker's buffers in the contact pass.

@@ -3,6 +3,7 @@
 // (BulletTerrain::runContactPass). The pass only computes; the near-callback still updates the pairs and writes the
 // manifolds, in the dispatcher's order, so the step comes out bit for bit as without the pass.
 #include <algorithm>
+#include <new>
 
 #include "bullet/bullet_terrain_state.h"
 
@@ -34,8 +35,9 @@ int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransfo
 void BulletTerrainState::runContactPass(TaskRunner& tasks) {
   drainEdits();  // as the near-callback does first: the links the pass reads are then those it will see
   pass_bodies.clear();
+  // Awake bodies whose shape is still the one their algorithm serves (a game may swap a body's shape).
   for (BodyLinks* body : passable)
-    if (body->object->isActive()) pass_bodies.push_back(body);
+    if (body->object->isActive() && body->object->getCollisionShape() == body->shape) pass_bodies.push_back(body);
   if (pass_bodies.empty()) return;
   pass_workers.resize(std::max<std::size_t>(pass_workers.size(), tasks.workers()));
   const std::uint64_t sequence = physics.world().publishSequence();
@@ -47,6 +49,7 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     body.pass_sequence = ~0ull;
     const btConvexShape& convex = *body.shape;
     const btTransform& pose = body.object->getWorldTransform();
+    try {
     // The near-callback's bounds for this pose (TerrainAlgorithm::processCollision). Its pairs are the body's links
     // as they stand: the chunks its box reached at its last update. A chunk the box enters now is searched by the
     // near-callback, once the pair tracker has added it.
@@ -55,14 +58,19 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     std::array<double, 3> min, max;
     shapeBounds(convex, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, double(threshold), min, max);
     for (const ChunkLink& link : body.links) {
-      if (options.max_reuse_distance > 0 && link.sequence == sequence &&
+      if (options.max_reuse_distance > 0 && link.sequence == sequence && link.found_with == &convex &&
           closeEnough(pose, link.found_at, options, voxel_size, threshold))
         continue;  // the near-callback reuses its points
       PassSearch& search = body.pass.emplace_back();
       search.chunk = link.chunk;
       search.count = searchChunk(convex, pose, min, max, link.chunk, threshold, w.scratch, w.counters, search.kept);
     }
+    } catch (const std::bad_alloc&) {
+      body.pass.clear();  // out of memory: the near-callback searches for this body itself
+      return;
+    }
     body.pass_pose = pose;
+    body.pass_shape = &convex;
     body.pass_sequence = sequence;
   });
   for (const BodyLinks* body : pass_bodies) stats.pass_searches += body->pass.size();

@@ -35,14 +35,17 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     std::array<double, 3> min, max;
     shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
     BodyLinks& links = m_links;
-    if (links.shape == nullptr && shape == m_body->getCollisionShape()) {  // the object's own: the pass can serve it
-      links.shape = shape;
-      links.pass_slot = s.passable.size();
-      s.passable.push_back(&links);
+    if (shape == m_body->getCollisionShape()) {  // the object's own: the pass can serve it
+      if (links.shape == nullptr) {
+        s.passable.push_back(&links);  // first: an allocation failure leaves the links unlisted
+        links.pass_slot = s.passable.size() - 1;
+      }
+      links.shape = shape;  // the shape now, should the game have swapped it
     }
     if (Status st = s.tracker.update(id(), {{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, s.changes); !st) {
       // Out of physics' range (listed: bodiesOutsideRange) or not finite: no contacts.
       if (st.error().code == ErrorCode::kOutOfRange) s.outside[id()] = m_body;
+      links.pass_sequence = ~0ull;
       for (ChunkLink& l : links.links) l.manifold->clearManifold();
       ++s.stats.empty_narrowphase_calls;
       return;
@@ -56,19 +59,21 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     const btTransform& terrain = s.object.getWorldTransform();
     // The contact pass ran for this very pose and terrain: its searches stand, and a link it did not search was one
     // whose points it found reusable (the same test as below, on the same link).
-    const bool pass_valid = links.pass_sequence == sequence && links.pass_pose == pose;
+    const bool pass_valid = links.pass_sequence == sequence && links.pass_shape == shape && links.pass_pose == pose;
+    links.pass_sequence = ~0ull;  // read once: a later substep without a pass searches here
     int points = 0;
     for (ChunkLink& link : links.links) {
       btPersistentManifold& m = *link.manifold;
       m.refreshContactPoints(frame, terrain);
       const PassSearch* ahead = pass_valid ? passSearch(links, link.chunk) : nullptr;
-      if (s.options.max_reuse_distance > 0 && link.sequence == sequence &&
+      if (s.options.max_reuse_distance > 0 && link.sequence == sequence && link.found_with == shape &&
           (pass_valid ? ahead == nullptr : closeEnough(pose, link.found_at, s.options, voxel_size, threshold))) {
         ++s.stats.reused_manifolds;
         points += m.getNumContacts();
         continue;
       }
       link.found_at = pose;
+      link.found_with = shape;
       link.sequence = sequence;
       std::array<ChunkContact, kManifoldPoints> kept;
       int n = 0;

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -41,10 +42,14 @@ struct ColliderPrefetcher::State {
       lock.unlock();
       const std::uint64_t t0 = threadCpuNs();
       bool built = false, failed = false;
-      if (!cache.holds(chunk)) {
-        auto pin = cache.acquire(chunk);  // dropped at once: the cache keeps it
-        failed = !pin.ok();
-        built = pin.ok() && pin->built();
+      try {
+        if (!cache.holds(chunk)) {
+          auto pin = cache.acquire(chunk);  // dropped at once: the cache keeps it
+          failed = !pin.ok();
+          built = pin.ok() && pin->built();
+        }
+      } catch (const std::bad_alloc&) {
+        failed = true;  // the step builds it when it needs it
       }
       const std::uint64_t spent = threadCpuNs() - t0;
       lock.lock();
@@ -67,7 +72,12 @@ Result<std::unique_ptr<ColliderPrefetcher>> ColliderPrefetcher::create(ColliderC
   auto state = std::make_unique<State>(cache);
   try {
     state->thread = std::thread([s = state.get(), start = std::move(on_thread_start)] {
-      if (start) start();
+      if (start) {
+        try {
+          start();
+        } catch (...) {  // a hook that throws only loses what it set up
+        }
+      }
       s->run();
     });
   } catch (const std::system_error& e) {

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <utility>
 #include <mutex>
 #include <system_error>
 
@@ -19,11 +21,18 @@ struct ThreadPool::Shared {
   std::size_t count = 0;
   std::atomic<std::size_t> next{0};
   unsigned busy = 0;  // workers that have not finished the current loop
+  std::exception_ptr error;  // the loop's first exception, rethrown by forEach (under the mutex)
 
   void run(unsigned worker) {
     for (std::size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
-         i = next.fetch_add(1, std::memory_order_relaxed))
-      (*body)(i, worker);
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      try {
+        (*body)(i, worker);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
   }
 };
 
@@ -31,6 +40,7 @@ Result<std::unique_ptr<ThreadPool>> ThreadPool::create(unsigned threads) {
   if (threads < 1 || threads > 256)
     return Error{ErrorCode::kInvalidArgument, "a thread pool has 1 to 256 threads", {}};
   std::unique_ptr<ThreadPool> pool(new ThreadPool(threads));
+  pool->m_threads.reserve(threads - 1);
   try {
     for (unsigned w = 1; w < threads; ++w) pool->m_threads.emplace_back(&ThreadPool::work, std::ref(*pool->m_shared), w);
   } catch (const std::system_error& e) {
@@ -69,7 +79,7 @@ void ThreadPool::forEach(std::size_t count, const std::function<void(std::size_t
   if (count == 0) return;
   Shared& s = *m_shared;
   if (m_threads.empty() || count == 1) {
-    for (std::size_t i = 0; i < count; ++i) body(i, 0);
+    for (std::size_t i = 0; i < count; ++i) body(i, 0);  // an exception leaves at once: no other thread runs
     return;
   }
   {
@@ -84,6 +94,7 @@ void ThreadPool::forEach(std::size_t count, const std::function<void(std::size_t
   s.run(0);
   std::unique_lock lock(s.mutex);
   s.done.wait(lock, [&] { return s.busy == 0; });
+  if (s.error) std::rethrow_exception(std::exchange(s.error, nullptr));
 }
 
 }  // namespace vtp::physics

@@ -24,8 +24,9 @@ class TaskRunner {
   /// How many threads may run iterations at once, the calling thread included; worker indices lie below it.
   virtual unsigned workers() const noexcept = 0;
   /// Calls `body(index, worker)` once for every index in [0, count) and returns when every call has returned. Calls
-  /// may run concurrently, in any order, on any worker (0 .. workers() - 1); no two calls on one worker overlap. `body`
-  /// must not throw. One forEach at a time per runner.
+  /// may run concurrently, in any order, on any worker (0 .. workers() - 1); no two calls on one worker overlap. The
+  /// library's bodies do not throw; a runner should still not lose one that does (ThreadPool: the other iterations
+  /// run, then forEach rethrows the first exception). One forEach at a time per runner.
   virtual void forEach(std::size_t count, const std::function<void(std::size_t index, unsigned worker)>& body) = 0;
 };
 

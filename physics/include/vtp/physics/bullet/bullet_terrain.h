@@ -92,6 +92,10 @@ class BulletTerrain {
   /// simulation substep, before collision detection: from an override of performDiscreteCollisionDetection() that
   /// calls it and then the base, or from the world's internal pre-tick callback (btDynamicsWorld::
   /// setInternalTickCallback(cb, user, true)), where the bodies already stand where collision detection will see them.
+  /// The pass applies the edits' pair changes and wakes their bodies first (as wakeBodies() does): call wakeBodies()
+  /// after editing, as always, or bodies woken by an edit may be activated earlier with the pass than without it. A
+  /// body whose pose or shape changes between the pass and collision detection is searched by the near-callback; the
+  /// searches are used once. Out of memory in a search: that body is left to the near-callback.
   /// Thread-safety: on the stepping thread, between steps' collision detection (not inside a near-callback); the
   /// searches read the terrain physics' thread-safe queries and each body's own links.
   void runContactPass(TaskRunner& tasks);
