@@ -948,6 +948,8 @@ ChunkMasks MaskIndex::masks(ChunkCoord chunk) const {
   return m_state->table.get(chunk);
 }
 
+std::uint64_t MaskIndex::version() const noexcept { return m_state->seq.load(std::memory_order_acquire); }
+
 MaskIndexStats MaskIndex::stats() const {
   std::shared_lock lock(m_state->mutex);
   MaskIndexStats s;

@@ -57,6 +57,9 @@ struct ChunkLink {
   bool recheck = false;  // an edit came within a voxel of the body: points the next search does not find are dropped
   btTransform found_at = btTransform::getIdentity();  // the body's pose when the terrain-side points were found
   const btConvexShape* found_with = nullptr;            // and its shape then (a game may swap a body's shape)
+  // MaskIndex::mayOwnTriangles of the chunk, as of MaskIndex::version() `owns_at` (odd: not known).
+  bool owns = false;
+  std::uint64_t owns_at = 1;
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
 };
 
@@ -165,9 +168,11 @@ struct BulletTerrainState {
   void removeBody(std::uint64_t id);
   // One chunk's manifold for `convex` at `pose` (bounds [min, max], world units) at the terrain's current state: its
   // count of points into `kept`, 0 for a chunk that owns no triangles, -1 when its collider cannot be had.
+  // `link` (when given) is the body-chunk link searched for, which keeps the chunk's mayOwnTriangles answer.
   int searchChunk(const btConvexShape& convex, const btTransform& pose, const std::array<double, 3>& min,
                   const std::array<double, 3>& max, terrain::ChunkCoord chunk, btScalar threshold,
-                  ContactScratch& work, ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept);
+                  ContactScratch& work, ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept,
+                  ChunkLink* link = nullptr);
   // The contact pass (BulletTerrain::runContactPass).
   void runContactPass(TaskRunner& tasks);
 };

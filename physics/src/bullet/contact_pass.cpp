@@ -20,11 +20,21 @@ bool closeEnough(const btTransform& now, const btTransform& then, const BulletTe
 int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransform& pose,
                                     const std::array<double, 3>& min, const std::array<double, 3>& max,
                                     terrain::ChunkCoord chunk, btScalar threshold, ContactScratch& work,
-                                    ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept) {
+                                    ContactCounters& counters, std::span<ChunkContact, kManifoldPoints> kept,
+                                    ChunkLink* link) {
   const btVector3& o = pose.getOrigin();
   const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
   if (chunkBeyondReach(convex, pose.getBasis(), position, chunk, physics.voxelSize(), double(threshold))) return 0;
-  if (!physics.masks().mayOwnTriangles(chunk)) return 0;  // a chunk all solid (around a buried body) owns none
+  // A chunk all solid (around a buried body) owns none. The link keeps the answer while the index stays as it was.
+  bool owns;
+  if (link != nullptr && link->owns_at == physics.masks().version()) {
+    owns = link->owns;
+  } else {
+    const std::uint64_t version = physics.masks().version();
+    owns = physics.masks().mayOwnTriangles(chunk);
+    if (link != nullptr) link->owns = owns, link->owns_at = version;
+  }
+  if (!owns) return 0;
   auto pin = physics.colliders().acquire(chunk);
   if (!pin) return -1;
   counters.colliders_built += pin->built() ? 1 : 0;
@@ -57,13 +67,14 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     const btVector3& o = pose.getOrigin();
     std::array<double, 3> min, max;
     shapeBounds(convex, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, double(threshold), min, max);
-    for (const ChunkLink& link : body.links) {
+    for (ChunkLink& link : body.links) {  // this body's alone while the pass runs
       if (options.max_reuse_distance > 0 && link.sequence == sequence && link.found_with == &convex &&
           closeEnough(pose, link.found_at, options, voxel_size, threshold))
         continue;  // the near-callback reuses its points
       PassSearch& search = body.pass.emplace_back();
       search.chunk = link.chunk;
-      search.count = searchChunk(convex, pose, min, max, link.chunk, threshold, w.scratch, w.counters, search.kept);
+      search.count =
+          searchChunk(convex, pose, min, max, link.chunk, threshold, w.scratch, w.counters, search.kept, &link);
     }
     } catch (const std::bad_alloc&) {
       body.pass.clear();  // out of memory: the near-callback searches for this body itself

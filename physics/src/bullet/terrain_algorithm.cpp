@@ -83,7 +83,7 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
         std::copy_n(ahead->kept.begin(), std::max(n, 0), kept.begin());
       } else {
         ContactCounters counters;
-        n = s.searchChunk(*shape, pose, min, max, link.chunk, threshold, s.scratch, counters, kept);
+        n = s.searchChunk(*shape, pose, min, max, link.chunk, threshold, s.scratch, counters, kept, &link);
         s.stats.gjk_calls += counters.gjk_calls;
         s.stats.colliders_built += counters.colliders_built;
       }

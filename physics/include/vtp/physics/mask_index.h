@@ -126,6 +126,11 @@ class MaskIndex {
   /// are dilated). A water ray asks it of every chunk it passes before reading voxels. Lock-free as mayOwnTriangles.
   bool mayHoldWater(terrain::ChunkCoord chunk) const;
 
+  /// A number that changes whenever the index's answers may change (every update, every rebuild; odd while one is
+  /// being stored). An answer got after reading an even version V holds while version() still returns V: callers
+  /// cache per-chunk answers with it.
+  std::uint64_t version() const noexcept;
+
   MaskIndexStats stats() const;
 
   /// World units per voxel (the world's voxel_size).
