@@ -60,14 +60,8 @@ struct ChunkLink {
   // MaskIndex::mayOwnTriangles of the chunk, as of MaskIndex::version() `owns_at` (odd: not known).
   bool owns = false;
   std::uint64_t owns_at = 1;
+  bool passed = false;  // the contact pass brought the manifold up to date for the body's pose then (BodyLinks::pass_*)
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
-};
-
-/// A search the contact pass ran ahead of the near-callback: one chunk's points for the body's pose then.
-struct PassSearch {
-  terrain::ChunkCoord chunk;
-  int count = 0;  // points in kept; -1: the chunk's collider could not be had (the link is skipped, as inline)
-  std::array<ChunkContact, kManifoldPoints> kept;
 };
 
 /// What the terrain keeps per body it touches: per collision algorithm, so each child of a compound shape is a body
@@ -79,18 +73,18 @@ struct BodyLinks {
   /// for ahead of the near-callback; null until the algorithm first runs, and for compound children.
   const btConvexShape* shape = nullptr;
   std::size_t pass_slot = 0;  // where it stands in BulletTerrainState::passable, once `shape` is set
-  /// The contact pass's searches of this substep: valid for the object's pose `pass_pose` with `pass_shape` at
-  /// World::publishSequence() `pass_sequence` (~0: none). The near-callback uses them once.
-  std::vector<PassSearch> pass;
+  /// The contact pass of this substep brought the links marked `passed` up to date for the object's pose
+  /// `pass_pose` with `pass_shape` at World::publishSequence() `pass_sequence` (~0: none). The near-callback trusts
+  /// that once, when the body stands there still.
   btTransform pass_pose = btTransform::getIdentity();
   const btConvexShape* pass_shape = nullptr;  // the shape it searched with
   std::uint64_t pass_sequence = ~0ull;  // set to ~0 again once the near-callback has read the searches
 };
 
-/// One worker's buffers in the contact pass.
+/// One worker's buffers in the contact pass, and what it adds to the stats.
 struct PassWorker {
   ContactScratch scratch;
-  ContactCounters counters;
+  BulletTerrainStats counts;
 };
 
 /// Whether `now` is within the reuse tolerances of `then`: the options' distance, but never more than the shape's
@@ -168,6 +162,14 @@ struct BulletTerrainState {
   void removeBody(std::uint64_t id);
   // One chunk's manifold for `convex` at `pose` (bounds [min, max], world units) at the terrain's current state: its
   // count of points into `kept`, 0 for a chunk that owns no triangles, -1 when its collider cannot be had.
+  // Brings `link`'s manifold up to date for `body` with `convex` at `pose` (bounds [min, max]): refreshes its
+  // points, keeps the terrain-side points while they can be reused, else searches the chunk again and adds what it
+  // finds (as btManifoldResult would, with the triangle material's friction and restitution). Adds to `counts`
+  // (reused_manifolds, contacts, gjk_calls, colliders_built). Returns the manifold's points. Touches `link` and its
+  // manifold only, so bodies can be updated on several threads (link_update.cpp).
+  int updateLink(ChunkLink& link, const btCollisionObject& body, const btConvexShape& convex, const btTransform& pose,
+                 const std::array<double, 3>& min, const std::array<double, 3>& max, btScalar threshold,
+                 std::uint64_t sequence, ContactScratch& work, BulletTerrainStats& counts);
   // `link` (when given) is the body-chunk link searched for, which keeps the chunk's mayOwnTriangles answer.
   int searchChunk(const btConvexShape& convex, const btTransform& pose, const std::array<double, 3>& min,
                   const std::array<double, 3>& max, terrain::ChunkCoord chunk, btScalar threshold,

@@ -24,7 +24,6 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     const btCollisionObjectWrapper* body = wrap0->getCollisionObject() == m_body ? wrap0 : wrap1;
     const auto* shape = static_cast<const btConvexShape*>(body->getCollisionShape());
     const btTransform& pose = body->getWorldTransform();          // the shape's (a compound child's own)
-    const btTransform& frame = m_body->getWorldTransform();       // the object's, which manifold points refer to
     BulletTerrainState& s = m_state;
     ++s.stats.narrowphase_calls;
     s.drainEdits();
@@ -53,53 +52,20 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     if (!s.outside.empty()) s.outside.erase(id());
     s.apply(s.changes);
 
-    const double voxel_size = s.physics.voxelSize();
     const std::uint64_t sequence = s.physics.world().publishSequence();
-    const auto& materials = s.physics.world().materials();
-    const btTransform& terrain = s.object.getWorldTransform();
-    // The contact pass ran for this very pose and terrain: its searches stand, and a link it did not search was one
-    // whose points it found reusable (the same test as below, on the same link).
+    // The contact pass ran for this very pose, shape and terrain: the links it marked are up to date. Trusted once.
     const bool pass_valid = links.pass_sequence == sequence && links.pass_shape == shape && links.pass_pose == pose;
-    links.pass_sequence = ~0ull;  // read once: a later substep without a pass searches here
+    links.pass_sequence = ~0ull;
     int points = 0;
     for (ChunkLink& link : links.links) {
-      btPersistentManifold& m = *link.manifold;
-      m.refreshContactPoints(frame, terrain);
-      const PassSearch* ahead = pass_valid ? passSearch(links, link.chunk) : nullptr;
-      if (s.options.max_reuse_distance > 0 && link.sequence == sequence && link.found_with == shape &&
-          (pass_valid ? ahead == nullptr : closeEnough(pose, link.found_at, s.options, voxel_size, threshold))) {
-        ++s.stats.reused_manifolds;
-        points += m.getNumContacts();
+      if (pass_valid && link.passed) {
+        link.passed = false;
+        ++s.stats.pass_links_used;
+        points += link.manifold->getNumContacts();
         continue;
       }
-      link.found_at = pose;
-      link.found_with = shape;
-      link.sequence = sequence;
-      std::array<ChunkContact, kManifoldPoints> kept;
-      int n = 0;
-      if (ahead) {
-        ++s.stats.pass_searches_used;
-        n = ahead->count;
-        std::copy_n(ahead->kept.begin(), std::max(n, 0), kept.begin());
-      } else {
-        ContactCounters counters;
-        n = s.searchChunk(*shape, pose, min, max, link.chunk, threshold, s.scratch, counters, kept, &link);
-        s.stats.gjk_calls += counters.gjk_calls;
-        s.stats.colliders_built += counters.colliders_built;
-      }
-      if (n < 0) continue;  // beyond physics' range: the tracker already refused such boxes
-      const std::array<double, 3> origin = chunkOriginWorld(link.chunk, voxel_size);
-      const btVector3 shift{btScalar(origin[0]), btScalar(origin[1]), btScalar(origin[2])};
-      unsigned fresh = 0;  // the manifold slots this search filled
-      for (int i = 0; i < n; ++i) addPoint(m, kept[std::size_t(i)], shift, frame, terrain, materials, fresh);
-      if (link.recheck) {  // after an edit nearby: a point this search did not find again is on terrain that is gone
-        for (int k = m.getNumContacts() - 1; k >= 0; --k) {
-          if ((fresh >> k & 1u) == 0) m.removeContactPoint(k);  // the last point, already looked at, moves to k
-        }
-        link.recheck = false;
-      }
-      s.stats.contacts += unsigned(n);
-      points += m.getNumContacts();
+      link.passed = false;
+      points += s.updateLink(link, *m_body, *shape, pose, min, max, threshold, sequence, s.scratch, s.stats);
     }
     if (points == 0) ++s.stats.empty_narrowphase_calls;
   }
@@ -115,43 +81,6 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
 
  private:
   std::uint64_t id() const noexcept { return std::uint64_t(reinterpret_cast<std::uintptr_t>(this)); }
-
-  // The contact pass's search of `chunk` (the pass having run for the body's pose and terrain now), else null.
-  static const PassSearch* passSearch(const BodyLinks& links, terrain::ChunkCoord chunk) {
-    for (const PassSearch& p : links.pass)
-      if (p.chunk == chunk) return &p;
-    return nullptr;
-  }
-
-  // As btManifoldResult::addContactPoint, with the friction and restitution of the triangle's material standing for
-  // the terrain object's. A point landing on a slot this search already filled (bit in `fresh`) keeps the deeper of
-  // the two: an internal edge's corrected contact sits where the face's own contact is.
-  void addPoint(btPersistentManifold& m, const ChunkContact& c, const btVector3& shift, const btTransform& body,
-                const btTransform& terrain, const terrain::MaterialTable& materials, unsigned& fresh) {
-    const btVector3 on_terrain = c.contact.point + shift;
-    const btVector3& normal = c.contact.normal;
-    const btScalar distance = c.contact.distance;
-    const btVector3 on_body = on_terrain + normal * distance;
-    btManifoldPoint p(body.invXform(on_body), terrain.invXform(on_terrain), normal, distance);
-    p.m_positionWorldOnA = on_body;
-    p.m_positionWorldOnB = on_terrain;
-    const terrain::Material& material = materials[c.material];
-    const btCollisionObject* terrain_object = &m_state.object;
-    p.m_combinedFriction = std::clamp(m_body->getFriction() * material.friction, btScalar(-10), btScalar(10));
-    p.m_combinedRestitution = m_body->getRestitution() * material.restitution;
-    p.m_combinedRollingFriction = btManifoldResult::calculateCombinedRollingFriction(m_body, terrain_object);
-    p.m_combinedSpinningFriction = btManifoldResult::calculateCombinedSpinningFriction(m_body, terrain_object);
-    p.m_partId1 = 0;
-    p.m_index1 = c.triangle;
-    int slot = m.getCacheEntry(p);
-    if (slot >= 0) {
-      if ((fresh >> slot & 1u) != 0 && m.getContactPoint(slot).getDistance() <= distance) return;
-      m.replaceContactPoint(p, slot);
-    } else {
-      slot = m.addManifoldPoint(p);
-    }
-    fresh |= 1u << slot;
-  }
 
   BulletTerrainState& m_state;
   const btCollisionObject* m_body;

@@ -51,8 +51,8 @@ struct BulletTerrainStats {
   std::uint64_t contacts = 0;                 ///< Contact points written into manifolds.
   std::uint64_t reused_manifolds = 0;         ///< Body-chunk manifolds refreshed without a new triangle search.
   std::uint64_t colliders_built = 0;          ///< Colliders the step's searches built (not found in the cache).
-  std::uint64_t pass_searches = 0;            ///< Body-chunk searches run by the contact pass (runContactPass).
-  std::uint64_t pass_searches_used = 0;       ///< ... of which a near-callback took (the rest were not needed).
+  std::uint64_t pass_links = 0;       ///< Body-chunk links the contact pass brought up to date (runContactPass).
+  std::uint64_t pass_links_used = 0;  ///< ... of which the near-callback found current (the rest it updated again).
   std::uint64_t live_manifolds = 0;           ///< Body-chunk manifolds that exist now.
 };
 
@@ -82,20 +82,21 @@ class BulletTerrain {
   /// were activated.
   std::size_t wakeBodies();
 
-  /// Runs the terrain contact searches the coming collision detection will need on `tasks`' threads, ahead of the
-  /// dispatcher: for every awake body whose own shape is convex (compound children are searched by the near-callback
-  /// as before), the chunks of its pairs whose points cannot be reused (a chunk its box enters in this substep is
-  /// searched by the near-callback once the pair exists). The near-callback then takes a search
-  /// from the pass when the body's pose and the terrain are exactly as the pass saw them, and searches itself
-  /// otherwise; pairs and manifolds are still updated there, in the dispatcher's order, so a step gives the same
-  /// result bit for bit with or without the pass and for any number of workers. Call it at the start of each
+  /// Brings the terrain contacts the coming collision detection needs up to date on `tasks`' threads, ahead of the
+  /// dispatcher: for every awake body whose own shape is convex (compound children are left to the near-callback),
+  /// each body-chunk manifold it has: points refreshed, reused or searched again (a chunk its box enters in this
+  /// substep is handled by the near-callback once the pair exists). The near-callback then leaves alone what the pass
+  /// did when the body's pose, shape and the terrain are exactly as the pass saw them; pairs are still added and
+  /// removed there, in the dispatcher's order, so a step gives the same result bit for bit with or without the pass
+  /// and for any number of workers. Call it at the start of each
   /// simulation substep, before collision detection: from an override of performDiscreteCollisionDetection() that
   /// calls it and then the base, or from the world's internal pre-tick callback (btDynamicsWorld::
   /// setInternalTickCallback(cb, user, true)), where the bodies already stand where collision detection will see them.
   /// The pass applies the edits' pair changes and wakes their bodies first (as wakeBodies() does): call wakeBodies()
   /// after editing, as always, or bodies woken by an edit may be activated earlier with the pass than without it. A
-  /// body whose pose or shape changes between the pass and collision detection is searched by the near-callback; the
-  /// searches are used once. Out of memory in a search: that body is left to the near-callback.
+  /// body whose pose or shape changes between the pass and collision detection is updated again by the near-callback
+  /// (its points were refreshed at both poses); the pass's work is trusted once. Out of memory in a search: that
+  /// body is left to the near-callback.
   /// Thread-safety: on the stepping thread, between steps' collision detection (not inside a near-callback); the
   /// searches read the terrain physics' thread-safe queries and each body's own links.
   void runContactPass(TaskRunner& tasks);
