@@ -60,7 +60,6 @@ struct ChunkLink {
   // MaskIndex::mayOwnTriangles of the chunk, as of MaskIndex::version() `owns_at` (odd: not known).
   bool owns = false;
   std::uint64_t owns_at = 1;
-  bool passed = false;  // the contact pass brought the manifold up to date for the body's pose then (BodyLinks::pass_*)
   std::uint64_t sequence = ~0ull;  // World::publishSequence() then (~0: never)
 };
 
@@ -73,12 +72,12 @@ struct BodyLinks {
   /// for ahead of the near-callback; null until the algorithm first runs, and for compound children.
   const btConvexShape* shape = nullptr;
   std::size_t pass_slot = 0;  // where it stands in BulletTerrainState::passable, once `shape` is set
-  /// The contact pass of this substep brought the links marked `passed` up to date for the object's pose
+  /// The contact pass of this substep brought every link the body had then up to date for the object's pose
   /// `pass_pose` with `pass_shape` at World::publishSequence() `pass_sequence` (~0: none). The near-callback trusts
   /// that once, when the body stands there still.
   btTransform pass_pose = btTransform::getIdentity();
-  const btConvexShape* pass_shape = nullptr;  // the shape it searched with
-  std::uint64_t pass_sequence = ~0ull;  // set to ~0 again once the near-callback has read the searches
+  const btConvexShape* pass_shape = nullptr;  // the shape it updated them with
+  std::uint64_t pass_sequence = ~0ull;  // set to ~0 again once the near-callback has read it
 };
 
 /// One worker's buffers in the contact pass, and what it adds to the stats.

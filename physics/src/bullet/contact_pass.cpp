@@ -27,18 +27,15 @@ void BulletTerrainState::runContactPass(TaskRunner& tasks) {
     // as they stand: the chunks its box reached at its last update. A chunk the box enters now is updated by the
     // near-callback, once the pair tracker has added it.
     const btScalar threshold = convex.getContactBreakingThreshold(gContactBreakingThreshold);
-    const btVector3& o = pose.getOrigin();
     std::array<double, 3> min, max;
-    shapeBounds(convex, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, double(threshold), min, max);
+    shapeBounds(convex, pose, double(threshold), min, max);
     try {
       for (ChunkLink& link : body.links) {
         updateLink(link, *body.object, convex, pose, min, max, threshold, sequence, w.scratch, w.counts);
-        link.passed = true;
         ++w.counts.pass_links;
       }
     } catch (const std::bad_alloc&) {
-      for (ChunkLink& link : body.links) link.passed = false;  // out of memory: the near-callback updates them
-      return;
+      return;  // out of memory: the body's pass stamp stays unset, so the near-callback updates its links
     }
     body.pass_pose = pose;
     body.pass_shape = &convex;

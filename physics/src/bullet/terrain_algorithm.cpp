@@ -29,10 +29,8 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     s.drainEdits();
 
     const btScalar threshold = shape->getContactBreakingThreshold(gContactBreakingThreshold);
-    const btVector3& o = pose.getOrigin();
-    const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
     std::array<double, 3> min, max;
-    shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
+    shapeBounds(*shape, pose, double(threshold), min, max);
     BodyLinks& links = m_links;
     if (shape == m_body->getCollisionShape()) {  // the object's own: the pass can serve it
       if (links.shape == nullptr) {
@@ -53,18 +51,17 @@ class TerrainAlgorithm final : public btCollisionAlgorithm {
     s.apply(s.changes);
 
     const std::uint64_t sequence = s.physics.world().publishSequence();
-    // The contact pass ran for this very pose, shape and terrain: the links it marked are up to date. Trusted once.
+    // The contact pass ran for this very pose, shape and terrain (trusted once): it updated every link the body had
+    // then, each now stamped with this sequence; a link the tracker has just added (never updated) is not.
     const bool pass_valid = links.pass_sequence == sequence && links.pass_shape == shape && links.pass_pose == pose;
     links.pass_sequence = ~0ull;
     int points = 0;
     for (ChunkLink& link : links.links) {
-      if (pass_valid && link.passed) {
-        link.passed = false;
+      if (pass_valid && link.sequence == sequence) {
         ++s.stats.pass_links_used;
         points += link.manifold->getNumContacts();
         continue;
       }
-      link.passed = false;
       points += s.updateLink(link, *m_body, *shape, pose, min, max, threshold, sequence, s.scratch, s.stats);
     }
     if (points == 0) ++s.stats.empty_narrowphase_calls;

@@ -29,10 +29,8 @@ class TerrainClosestPoints final : public btCollisionAlgorithm {
     const auto* shape = static_cast<const btConvexShape*>(body->getCollisionShape());
     const btTransform& pose = body->getWorldTransform();
     const btScalar threshold = std::max(result->m_closestPointDistanceThreshold, btScalar(0));
-    const btVector3& o = pose.getOrigin();
-    const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
     std::array<double, 3> min, max;
-    shapeBounds(*shape, pose.getBasis(), position, double(threshold), min, max);
+    shapeBounds(*shape, pose, double(threshold), min, max);
     if (!s.physics.masks().query({{min[0], min[1], min[2]}, {max[0], max[1], max[2]}}, m_touches).ok()) return;
     if (m_manifold == nullptr) return;  // the dispatcher's manifold pool is full and may not grow
     // The manifold's body 0 is the convex object: each point goes in as a normal on the terrain and a point on it,

@@ -44,6 +44,12 @@ std::array<double, 3> chunkOriginWorld(terrain::ChunkCoord chunk, double voxel_s
 /// side. [Unit: world units]
 void shapeBounds(const btConvexShape& shape, const btMatrix3x3& basis, const std::array<double, 3>& position,
                  double grow, std::array<double, 3>& min, std::array<double, 3>& max);
+/// The same for `shape` at Bullet pose `pose` (world units).
+inline void shapeBounds(const btConvexShape& shape, const btTransform& pose, double grow, std::array<double, 3>& min,
+                        std::array<double, 3>& max) {
+  const btVector3& o = pose.getOrigin();
+  shapeBounds(shape, pose.getBasis(), {double(o.x()), double(o.y()), double(o.z())}, grow, min, max);
+}
 
 /// Whether no triangle `chunk` owns can come within `threshold` of `shape` (local frame `basis` at world `position`):
 /// the chunk's triangles lie in its box grown by the mesher's one-voxel spill, and the shape's core (a sphere's centre,

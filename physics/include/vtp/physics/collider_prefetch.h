@@ -42,7 +42,8 @@ class ColliderPrefetcher {
   ColliderPrefetcher& operator=(const ColliderPrefetcher&) = delete;
 
   /// Replaces the chunks still waiting by `chunks`, built in that order (those the cache holds are skipped). Returns
-  /// at once. May throw std::bad_alloc (nothing changes then).
+  /// at once. A chunk beyond physics' range, or one whose build fails, is counted in `failed` and skipped. May throw
+  /// std::bad_alloc (nothing changes then).
   void request(std::span<const terrain::ChunkCoord> chunks);
   /// Blocks until nothing waits and no build runs.
   void wait();

@@ -101,13 +101,13 @@ class BulletTerrain {
   /// searches read the terrain physics' thread-safe queries and each body's own links.
   void runContactPass(TaskRunner& tasks);
 
-  /// The chunks whose colliders the world's moving bodies will need within `seconds` and the collider cache does not
-  /// hold, for a ColliderPrefetcher (collider_prefetch.h) to build off the step's critical path: for each awake rigid
+  /// The chunks whose colliders the world's moving bodies will need within `seconds` [Unit: s] and the collider cache
+  /// does not hold, for a ColliderPrefetcher (collider_prefetch.h) to build off the step's critical path: for each awake rigid
   /// body moving at least a quarter voxel over `seconds`, its box grown by its contact threshold and swept along its
   /// linear velocity (Space Engineers prefetches along v x 3 s), the chunks the mask index says it may touch solid in
-  /// that may own triangles. Sorted (z, y, x), each once, into `out` (cleared first): the same list for the same
-  /// world, bodies and cache. Call on the stepping thread, between steps. Errors: `seconds` not finite or negative
-  /// (kInvalidArgument).
+  /// that may own triangles (bodies beyond physics' range or with a non-finite pose or velocity are skipped). Sorted
+  /// (z, y, x), each once, into `out` (cleared first): the same list for the same world, bodies and cache. Call on the
+  /// stepping thread, between steps. Errors: `seconds` not finite or negative (kInvalidArgument), `out` empty then.
   Status prefetchCandidates(double seconds, std::vector<terrain::ChunkCoord>& out) const;
 
   /// The bodies whose box (grown by the contact threshold) reached beyond physics' range, 2^16 voxels from the origin
