@@ -161,19 +161,14 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
   const btVector3 axis[3] = {basis.getColumn(0), basis.getColumn(1), basis.getColumn(2)};
   const btVector3 v[3] = {t[0] - centre, t[1] - centre, t[2] - centre};
   const btVector3 f[3] = {v[1] - v[0], v[2] - v[1], v[0] - v[2]};
-  btVector3 candidates[13];
-  int n = 0;
-  for (int i = 0; i < 3; ++i) candidates[n++] = axis[i];
-  candidates[n++] = f[0].cross(f[1]);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) candidates[n++] = axis[i].cross(f[j]);
   btScalar best_gap = -BT_LARGE_FLOAT, least = BT_LARGE_FLOAT;
   btVector3 least_normal(0, 0, 0), gap_normal(0, 0, 0);
   int gap_axis = -1;
-  for (int k = 0; k < n; ++k) {
-    const btScalar len2 = candidates[k].length2();
-    if (len2 < btScalar(1e-12)) continue;  // parallel edges: no axis
-    const btVector3 l = candidates[k] / std::sqrt(len2);
+  // Candidate axis k (unnormalised); false when it separates the shapes by the margin plus the threshold or more.
+  auto overlapsOn = [&](int k, const btVector3& candidate) {
+    const btScalar len2 = candidate.length2();
+    if (len2 < btScalar(1e-12)) return true;  // parallel edges: no axis
+    const btVector3 l = candidate / std::sqrt(len2);
     const btScalar r = e[0] * std::abs(axis[0].dot(l)) + e[1] * std::abs(axis[1].dot(l)) + e[2] * std::abs(axis[2].dot(l));
     const btScalar p0 = v[0].dot(l), p1 = v[1].dot(l), p2 = v[2].dot(l);
     const btScalar lo = std::min({p0, p1, p2}), hi = std::max({p0, p1, p2});
@@ -186,7 +181,16 @@ bool boxContact(const ShapeInChunk& s, const btVector3 t[3], btScalar threshold,
     // Moving the box along +l by hi + r, or along -l by r - lo, separates the cores.
     if (hi + r < least) least = hi + r, least_normal = l;
     if (r - lo < least) least = r - lo, least_normal = -l;
-  }
+    return true;
+  };
+  // In this order: the box's faces (most far triangles stop at the first), the triangle's normal, then the 9 edge
+  // pairs, whose cross products are only formed when the cheaper axes did not separate.
+  for (int i = 0; i < 3; ++i)
+    if (!overlapsOn(i, axis[i])) return false;
+  if (!overlapsOn(3, f[0].cross(f[1]))) return false;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (!overlapsOn(4 + 3 * i + j, axis[i].cross(f[j]))) return false;
   if (best_gap <= 0) {
     // Overlapping cores: EPA's answer, the least overlap. The terrain point: the core's deepest corner along the
     // normal, moved out by the overlap.
