@@ -228,14 +228,30 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
     hull_aware.core_points = scratch.core_points.data();
     hull_aware.core_point_count = hull.getNumPoints();
   }
-  // A sphere's or capsule's bounding ball, grown by the threshold: a triangle whose box lies outside it is farther
-  // than the threshold from the shape (the box holds the triangle), so its test need not run. Exact, with a slack
-  // of 1e-4 of the reach for the float arithmetic. A large sphere's box holds thousands of triangles its ball misses.
-  const bool ball_test = shape.special == Special::kSphere || shape.special == Special::kCapsule;
-  const btVector3 ball_centre = shape.special == Special::kCapsule ? (shape.a + shape.b) * btScalar(0.5)
-                                                                   : shape.pose.getOrigin();
-  const btScalar ball_reach = (shape.special == Special::kCapsule ? (shape.b - shape.a).length() * btScalar(0.5) : 0) +
-                              shape.radius + threshold;
+  // The shape's bounding ball, grown by the threshold: a triangle whose box lies outside it is farther than the
+  // threshold from the shape (the box holds the triangle), so its test need not run. Exact, with a slack of 1e-4 of
+  // the reach for the float arithmetic. A large sphere's box holds thousands of triangles its ball misses; a small
+  // body's, the corners of its box.
+  btVector3 ball_centre = shape.pose.getOrigin();
+  btScalar ball_reach = -1;  // none known: every triangle is tested
+  switch (shape.special) {
+    case Special::kSphere: ball_reach = shape.radius; break;
+    case Special::kCapsule:
+      ball_centre = (shape.a + shape.b) * btScalar(0.5);
+      ball_reach = (shape.b - shape.a).length() * btScalar(0.5) + shape.radius;
+      break;
+    case Special::kBox: ball_reach = shape.core_half.length() + shape.radius; break;
+    case Special::kNone:
+      if (hull_aware.core_points != nullptr) {
+        btScalar far2 = 0;
+        for (int k = 0; k < hull_aware.core_point_count; ++k)
+          far2 = std::max(far2, (hull_aware.core_points[k] - ball_centre).length2());
+        ball_reach = std::sqrt(far2) + shape.radius;
+      }
+      break;
+  }
+  const bool ball_test = ball_reach >= 0;
+  ball_reach += threshold;
   const float ball_reach2 = float(ball_reach * ball_reach) * 1.0002f;
   for (int i = 0; i < n; ++i) {
     const auto* v = &scratch.vertices[3 * std::size_t(i)];
