@@ -159,8 +159,6 @@ struct BulletTerrainState {
   std::size_t drainEdits();
   // Forgets a body: its pairs and manifolds.
   void removeBody(std::uint64_t id);
-  // One chunk's manifold for `convex` at `pose` (bounds [min, max], world units) at the terrain's current state: its
-  // count of points into `kept`, 0 for a chunk that owns no triangles, -1 when its collider cannot be had.
   // Brings `link`'s manifold up to date for `body` with `convex` at `pose` (bounds [min, max]): refreshes its
   // points, keeps the terrain-side points while they can be reused, else searches the chunk again and adds what it
   // finds (as btManifoldResult would, with the triangle material's friction and restitution). Adds to `counts`
@@ -169,6 +167,8 @@ struct BulletTerrainState {
   int updateLink(ChunkLink& link, const btCollisionObject& body, const btConvexShape& convex, const btTransform& pose,
                  const std::array<double, 3>& min, const std::array<double, 3>& max, btScalar threshold,
                  std::uint64_t sequence, ContactScratch& work, BulletTerrainStats& counts);
+  // One chunk's manifold for `convex` at `pose` (bounds [min, max], world units) at the terrain's current state: its
+  // count of points into `kept`, 0 for a chunk that owns no triangles, -1 when its collider cannot be had.
   // `link` (when given) is the body-chunk link searched for, which keeps the chunk's mayOwnTriangles answer.
   int searchChunk(const btConvexShape& convex, const btTransform& pose, const std::array<double, 3>& min,
                   const std::array<double, 3>& max, terrain::ChunkCoord chunk, btScalar threshold,

@@ -27,13 +27,15 @@ int BulletTerrainState::searchChunk(const btConvexShape& convex, const btTransfo
   const std::array<double, 3> position{double(o.x()), double(o.y()), double(o.z())};
   if (chunkBeyondReach(convex, pose.getBasis(), position, chunk, physics.voxelSize(), double(threshold))) return 0;
   // A chunk all solid (around a buried body) owns none. The link keeps the answer while the index stays as it was.
+  // Only an answer read at an even version is kept (odd: an update is being stored, MaskIndex::version).
+  const std::uint64_t version = physics.masks().version();
+  const bool settled = version % 2 == 0;
   bool owns;
-  if (link != nullptr && link->owns_at == physics.masks().version()) {
+  if (link != nullptr && settled && link->owns_at == version) {
     owns = link->owns;
   } else {
-    const std::uint64_t version = physics.masks().version();
     owns = physics.masks().mayOwnTriangles(chunk);
-    if (link != nullptr) link->owns = owns, link->owns_at = version;
+    if (link != nullptr && settled) link->owns = owns, link->owns_at = version;
   }
   if (!owns) return 0;
   auto pin = physics.colliders().acquire(chunk);

@@ -219,47 +219,48 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
   scratch.contacts.clear();
   const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);
-  ShapeInChunk hull_aware = shape;
-  if (n > 0 && shape.special == Special::kNone && shape.shape->getShapeType() == CONVEX_HULL_SHAPE_PROXYTYPE) {
-    // The hull's points in the chunk's frame once, for every triangle's separating-axis rejection.
-    const auto& hull = static_cast<const btConvexHullShape&>(*shape.shape);
-    scratch.core_points.resize(std::size_t(hull.getNumPoints()));
-    for (int k = 0; k < hull.getNumPoints(); ++k) scratch.core_points[std::size_t(k)] = shape.pose * hull.getScaledPoint(k);
-    hull_aware.core_points = scratch.core_points.data();
-    hull_aware.core_point_count = hull.getNumPoints();
-  }
-  // The shape's bounding ball, grown by the threshold: a triangle whose box lies outside it is farther than the
-  // threshold from the shape (the box holds the triangle), so its test need not run. Exact, with a slack of 1e-4 of
-  // the reach for the float arithmetic. A large sphere's box holds thousands of triangles its ball misses; a small
-  // body's, the corners of its box.
+  // The shape's bounding ball (centre, radius; none: radius < 0), grown by the threshold below: a triangle whose box
+  // lies outside it is farther than the threshold from the shape (the box holds the triangle), so its test need not
+  // run. Exact, with a slack of 1e-4 of the reach for the float arithmetic. A large sphere's box holds thousands of
+  // triangles its ball misses; a small body's, the corners of its box.
   btVector3 ball_centre = shape.pose.getOrigin();
-  btScalar ball_reach = -1;  // none known: every triangle is tested
+  btScalar ball_radius = -1;
   switch (shape.special) {
-    case Special::kSphere: ball_reach = shape.radius; break;
+    case Special::kSphere: ball_radius = shape.radius; break;
     case Special::kCapsule:
       ball_centre = (shape.a + shape.b) * btScalar(0.5);
-      ball_reach = (shape.b - shape.a).length() * btScalar(0.5) + shape.radius;
+      ball_radius = (shape.b - shape.a).length() * btScalar(0.5) + shape.radius;
       break;
-    case Special::kBox: ball_reach = shape.core_half.length() + shape.radius; break;
-    case Special::kNone:
-      if (hull_aware.core_points != nullptr) {
-        btScalar far2 = 0;
-        for (int k = 0; k < hull_aware.core_point_count; ++k)
-          far2 = std::max(far2, (hull_aware.core_points[k] - ball_centre).length2());
-        ball_reach = std::sqrt(far2) + shape.radius;
-      }
-      break;
+    case Special::kBox: ball_radius = shape.core_half.length() + shape.radius; break;
+    case Special::kNone: break;
   }
-  const bool ball_test = ball_reach >= 0;
-  ball_reach += threshold;
+  ShapeInChunk hull_aware = shape;
+  if (n > 0 && shape.special == Special::kNone && shape.shape->getShapeType() == CONVEX_HULL_SHAPE_PROXYTYPE) {
+    // The hull's points in the chunk's frame once, for every triangle's separating-axis rejection; the farthest
+    // bounds its ball.
+    const auto& hull = static_cast<const btConvexHullShape&>(*shape.shape);
+    scratch.core_points.resize(std::size_t(hull.getNumPoints()));
+    btScalar far2 = 0;
+    for (int k = 0; k < hull.getNumPoints(); ++k) {
+      const btVector3 point = shape.pose * hull.getScaledPoint(k);
+      scratch.core_points[std::size_t(k)] = point;
+      far2 = std::max(far2, (point - ball_centre).length2());
+    }
+    hull_aware.core_points = scratch.core_points.data();
+    hull_aware.core_point_count = hull.getNumPoints();
+    ball_radius = std::sqrt(far2) + shape.radius;
+  }
+  const bool ball_test = ball_radius >= 0;
+  const btScalar ball_reach = ball_radius + threshold;
   const float ball_reach2 = float(ball_reach * ball_reach) * 1.0002f;
+  const float ball_at[3] = {float(ball_centre.x()), float(ball_centre.y()), float(ball_centre.z())};
   for (int i = 0; i < n; ++i) {
     const auto* v = &scratch.vertices[3 * std::size_t(i)];
     if (ball_test) {
       float d2 = 0;
       for (int a = 0; a < 3; ++a) {
         const float lo = std::min(v[0][a], std::min(v[1][a], v[2][a])), hi = std::max(v[0][a], std::max(v[1][a], v[2][a]));
-        const float p = float(ball_centre[a]);
+        const float p = ball_at[a];
         const float d = p < lo ? lo - p : p > hi ? p - hi : 0.0f;
         d2 += d * d;
       }
