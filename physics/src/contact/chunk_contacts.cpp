@@ -219,18 +219,15 @@ void chunkContacts(const Collider& collider, const ShapeInChunk& shape, const st
   scratch.contacts.clear();
   const int n = gatherTriangles(collider, min, max, voxel_size, scratch);
   counters.triangles += unsigned(n);
-  // The shape's bounding ball (centre, radius; none: radius < 0), grown by the threshold below: a triangle whose box
-  // lies outside it is farther than the threshold from the shape (the box holds the triangle), so its test need not
-  // run. Exact, with a slack of 1e-4 of the reach for the float arithmetic. A large sphere's box holds thousands of
-  // triangles its ball misses; a small body's, the corners of its box.
-  btVector3 ball_centre = shape.pose.getOrigin();
+  // The shape's bounding ball about its origin (radius < 0: none), grown by the threshold below: a triangle whose
+  // box lies outside it is farther than the threshold from the shape (the box holds the triangle), so its test need
+  // not run. Exact, with a slack of 1e-4 of the reach for the float arithmetic. It skips the triangles in the corners
+  // of the shape's box, which a large sphere's box has many of.
+  const btVector3 ball_centre = shape.pose.getOrigin();  // a capsule's segment is centred there too (placeInChunk)
   btScalar ball_radius = -1;
   switch (shape.special) {
     case Special::kSphere: ball_radius = shape.radius; break;
-    case Special::kCapsule:
-      ball_centre = (shape.a + shape.b) * btScalar(0.5);
-      ball_radius = (shape.b - shape.a).length() * btScalar(0.5) + shape.radius;
-      break;
+    case Special::kCapsule: ball_radius = (shape.b - shape.a).length() * btScalar(0.5) + shape.radius; break;
     case Special::kBox: ball_radius = shape.core_half.length() + shape.radius; break;
     case Special::kNone: break;
   }
